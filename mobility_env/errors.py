@@ -34,5 +34,5 @@ class SandboxError(MobilityEnvError):
     """A built sandbox directory is missing files or is inconsistent."""
 
 
-class ConfigError(MobilityEnvError):
+class ConfigError(MobilityEnvError, ValueError):
     """An option, argument or config file is invalid."""

@@ -1,0 +1,153 @@
+"""The agent interface: an agent plays one episode of a ``MobilityEnv`` and returns a record.
+
+Every agent subclasses :class:`Agent` and implements ``play(session)``. The session wraps the
+env: ``session.call(name, arguments)`` steps it with a tool call and returns the observation
+text; ``session.finish(answer, ...)`` ends the episode. Everything is recorded on the way
+(actions, observations, rewards, errors, token usage per role), so an agent never has to
+build its own transcript. An exception inside ``play`` (a model server that keeps failing,
+a context overflow) becomes a recorded failure of that episode, never a crashed run:
+``run_episode`` abandons the episode (scored with DR = 0) and returns the record.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from mobility_env.env import MobilityEnv
+
+
+class AgentFailure(Exception):
+    """An agent could not go on (e.g. the model server kept failing). Recorded, not raised."""
+
+    def __init__(self, kind: str, message: str):
+        self.kind = kind
+        super().__init__(message)
+
+
+@dataclass
+class StepRecord:
+    action: Any
+    observation: str
+    reward: float
+    error: dict[str, str] | None = None
+    match: str | None = None
+
+
+@dataclass
+class EpisodeSession:
+    """One episode in progress; see module docstring."""
+
+    env: MobilityEnv
+    observation: str
+    info: dict[str, Any]
+    steps: list[StepRecord] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, dict[str, int]] = field(default_factory=dict)
+    done: bool = False
+    terminated: bool = False
+    truncated: bool = False
+    final_info: dict[str, Any] | None = None
+
+    @property
+    def query(self) -> str:
+        return self.info["query"]
+
+    @property
+    def context(self) -> dict[str, Any]:
+        return self.info["context"]
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        return self.info["tools"]
+
+    def step(self, action: Any) -> str:
+        """Send one raw action (JSON text, dict or OpenAI tool call); return the observation."""
+        if self.done:
+            raise AgentFailure("episode_over", "the episode has already ended")
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self.steps.append(StepRecord(action=action if isinstance(action, (str, dict)) else str(action), observation=obs,
+                                     reward=float(reward), error=info.get("error"), match=info.get("match")))
+        if terminated or truncated:
+            self.done, self.terminated, self.truncated, self.final_info = True, terminated, truncated, info
+        return obs
+
+    def call(self, name: str, arguments: dict[str, Any]) -> str:
+        return self.step({"name": name, "arguments": arguments})
+
+    def finish(self, answer: str, *, intent: str | None = None, slots: dict[str, Any] | None = None,
+               plan: list[str] | None = None, route_index: int | None = None) -> str:
+        args: dict[str, Any] = {"answer": answer}
+        for key, value in (("intent", intent), ("slots", slots), ("plan", plan), ("route_index", route_index)):
+            if value is not None:
+                args[key] = value
+        return self.call("finish", args)
+
+    def add_usage(self, role: str, input_tokens: int, output_tokens: int) -> None:
+        entry = self.usage.setdefault(role, {"input_tokens": 0, "output_tokens": 0, "calls": 0})
+        entry["input_tokens"] += int(input_tokens or 0)
+        entry["output_tokens"] += int(output_tokens or 0)
+        entry["calls"] += 1
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(u["input_tokens"] for u in self.usage.values())
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(u["output_tokens"] for u in self.usage.values())
+
+
+class Agent:
+    """Base class. Subclasses set ``name`` and implement ``play(session)``."""
+
+    name = "agent"
+    model: str | None = None
+
+    def play(self, session: EpisodeSession) -> None:
+        raise NotImplementedError
+
+    def run_episode(self, env: MobilityEnv, episode_id: str, *, seed: int | None = None,
+                    sample_index: int = 0) -> dict[str, Any]:
+        """Play one episode; return ``{"result": ..., "trajectory": ...}`` records.
+
+        ``result`` is the results.jsonl line (episode_id, sample_index, task_scenario,
+        intent_family, metrics, input_tokens, output_tokens, total_reward, steps, failure...);
+        ``trajectory`` the full transcript for trajectories.jsonl.
+        """
+        started = time.perf_counter()
+        obs, info = env.reset(seed=seed, options={"episode_id": episode_id})
+        session = EpisodeSession(env=env, observation=obs, info=info)
+        failure = None
+        try:
+            self.play(session)
+        except AgentFailure as exc:
+            failure = {"type": exc.kind, "message": str(exc)}
+        except Exception as exc:  # an agent bug is this episode's failure, not the run's
+            failure = {"type": type(exc).__name__, "message": str(exc)[:500],
+                       "traceback": traceback.format_exc(limit=5)[-2000:]}
+        if not session.done:
+            session.final_info = env.abandon(reason=(failure or {}).get("type", "agent_stopped"))
+            session.done, session.truncated = True, True
+        final = session.final_info or {}
+        rewards = [s.reward for s in session.steps]
+        result = {
+            "episode_id": episode_id, "sample_index": sample_index, "agent": self.name, "model": self.model,
+            "task_scenario": info["task_scenario"], "intent_family": info["intent_family"],
+            "metrics": final.get("metrics") or {}, "input_tokens": session.input_tokens,
+            "output_tokens": session.output_tokens, "usage_by_role": session.usage,
+            "total_reward": float(sum(rewards)), "steps": len(session.steps),
+            "terminated": session.terminated, "truncated": session.truncated, "failure": failure,
+            "seed": seed, "elapsed_s": round(time.perf_counter() - started, 4),
+        }
+        trajectory = {
+            "episode_id": episode_id, "sample_index": sample_index, "query": info["query"], "context": info["context"],
+            "messages": session.messages,
+            "steps": [{"action": s.action, "observation": s.observation, "reward": s.reward, "error": s.error,
+                       "match": s.match} for s in session.steps],
+            "record": final.get("trajectory"),
+        }
+        return {"result": result, "trajectory": json.loads(json.dumps(trajectory, ensure_ascii=False, default=str))}

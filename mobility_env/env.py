@@ -1,0 +1,313 @@
+"""``MobilityEnv``: one MobilityBench episode as a Gymnasium environment."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import gymnasium as gym
+from gymnasium import spaces
+
+from .actions import MAX_ACTION_CHARS, ParsedAction, parse_action
+from .episode import Episode
+from .observation import OBS_FORMATS, format_response
+from .sandbox import LookupConfig
+from .store import EpisodeStore, resolve_data
+from .tools import openai_tools, validate_call
+from .trajectory import CallRecord, FinishRecord, Trajectory
+
+DEFAULT_MAX_STEPS = 10
+MAX_OBSERVATION_CHARS = 200_000
+
+
+def _drop_none(info: dict[str, Any]) -> dict[str, Any]:
+    """Keys are present only when they apply, so vector envs batch each key with one type."""
+    return {key: value for key, value in info.items() if value is not None}
+
+
+class UnicodeText(spaces.Text):
+    """A Text space that contains any Unicode string up to ``max_length`` characters.
+
+    Gymnasium's Text space only admits its charset; queries and responses are Chinese, so
+    membership is by length alone. Sampling still draws from the alphanumeric charset.
+    Subclassing Text keeps Gymnasium's vector-env batching of Text spaces.
+    """
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
+
+    def __repr__(self) -> str:
+        return f"UnicodeText({self.min_length}, {self.max_length})"
+
+
+@dataclass
+class EpisodeState:
+    """Everything one running episode owns; reset builds a new one."""
+
+    episode: Episode
+    trajectory: Trajectory
+    steps: int = 0
+    done: bool = False
+    total_reward: float = 0.0
+    rewards: list[float] = field(default_factory=list)
+    metrics: dict[str, float] | None = None
+
+
+class MobilityEnv(gym.Env[str, Any]):
+    """Route-planning agent episodes replayed from a frozen MobilityBench snapshot.
+
+    **Episode.** ``reset`` picks one episode: a Chinese user query with context (current
+    location, city, time). The agent calls the nine map tools; each call is validated
+    against the tool schema and served by the deterministic replay sandbox. The agent ends
+    with ``finish``.
+
+    **Actions** (``str`` of at most 20,000 characters, or a dict): a JSON tool call
+    ``{"name": tool, "arguments": {...}}`` or the OpenAI shape ``{"type": "function",
+    "function": {"name": ..., "arguments": "<json>"}}``. Tools: ``query_poi``,
+    ``search_around_poi``, ``reverse_geocoding``, ``weather_query``, ``traffic_status``
+    (alias ``traffic_status_road_api``), ``driving_route``, ``walking_route``,
+    ``bicycling_route``, ``bus_route``, and ``finish`` with ``{"answer": str, "intent": str,
+    "slots": {...}, "plan": [str], "route_index": int | None}`` (only ``answer`` required).
+    ``info["tools"]`` holds the OpenAI function-calling list.
+
+    **Observations** (``str``): on reset, JSON ``{"query", "context"}``; after a call, the
+    replayed response as JSON text, ``"compact"`` (default: distances, durations, tolls,
+    lines, names; no polylines) or ``"raw"`` (as recorded). A bad action never raises: the
+    observation is ``{"error": {"type", "message"}}`` and ``info["error"]`` has the same
+    ``type``: ``invalid_json``, ``invalid_action``, ``unknown_tool``, ``schema_error``,
+    ``no_cached_result``, or ``episode_over`` (a step after the end).
+
+    **Rewards.** Per step, shaped terms from ``rewards.shaping.RewardShaper``: potential-based
+    credit for newly covered required tools and gold atomic steps, and penalties for schema
+    violations, redundant calls and errors. At the end, DR and the verified FPR terms. Each
+    term is in ``info["reward_components"]``; weights via ``reward_weights=``. The gold
+    trajectory collects the maximum return.
+
+    **Episode end.** ``terminated`` after a valid ``finish``; ``truncated`` when ``max_steps``
+    actions (default 10, the paper's) were taken without finishing, scored with ``DR = 0``.
+    The last step's ``info["metrics"]`` holds ``ID, IE, DEC_P, DEC_R, TS_P, TS_R, SC, PF, DR,
+    FPR`` in [0, 1] and ``info["trajectory"]`` the full record.
+
+    **Arguments.**
+        data: built directory or official file; None = bundled synthetic set.
+        max_steps: actions per episode before truncation (default 10).
+        obs_format: ``"compact"`` or ``"raw"``.
+        reward_weights: mapping or ``rewards.shaping.RewardWeights``.
+        lookup_config: ``LookupConfig`` (fuzzy threshold, distance bound, global fallback).
+        episode_ids: restrict sampling to these ids.
+
+    **Example**::
+
+        import gymnasium as gym, mobility_env
+        env = gym.make("MobilityBench-v0")
+        obs, info = env.reset(seed=0)
+        obs, r, terminated, truncated, info = env.step(
+            {"name": "weather_query", "arguments": {"city": "北京市"}})
+        obs, r, terminated, truncated, info = env.step({"name": "finish", "arguments": {"answer": "晴"}})
+        print(info["metrics"])
+
+    **Version history.** v0: initial release.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(self, data: str | os.PathLike | None = None, *, max_steps: int = DEFAULT_MAX_STEPS,
+                 obs_format: str = "compact", reward_weights: Mapping[str, float] | Any = None,
+                 lookup_config: LookupConfig | None = None, episode_ids: list[str] | None = None,
+                 render_mode: str | None = None, store: EpisodeStore | None = None):
+        from rewards.shaping import RewardShaper, RewardWeights
+
+        if obs_format not in OBS_FORMATS:
+            raise ValueError(f"obs_format must be one of {OBS_FORMATS}, got {obs_format!r}")
+        if not isinstance(max_steps, int) or max_steps < 1:
+            raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.store = store or resolve_data(data, lookup_config)
+        self.sandbox = self.store.sandbox
+        if episode_ids is not None:
+            unknown = [e for e in episode_ids if e not in set(self.store.ids)]
+            if unknown:
+                raise ValueError(f"unknown episode id(s): {unknown[:5]}")
+        self.episode_ids: list[str] = list(episode_ids) if episode_ids is not None else list(self.store.ids)
+        if not self.episode_ids:
+            raise ValueError("no episodes to sample from")
+        self._known_ids = set(self.store.ids)
+        self.max_steps = max_steps
+        self.obs_format = obs_format
+        weights = reward_weights if isinstance(reward_weights, RewardWeights) else RewardWeights.from_mapping(reward_weights or {})
+        self.shaper = RewardShaper(weights)
+        self.render_mode = render_mode
+        self.tools = openai_tools()
+        self.observation_space = UnicodeText(MAX_OBSERVATION_CHARS)
+        self.action_space = UnicodeText(MAX_ACTION_CHARS)
+        self.state: EpisodeState | None = None
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        options = options or {}
+        episode_id = options.get("episode_id")
+        if episode_id is None:
+            if "episode_index" in options:
+                episode_id = self.episode_ids[int(options["episode_index"]) % len(self.episode_ids)]
+            else:
+                episode_id = self.episode_ids[int(self.np_random.integers(len(self.episode_ids)))]
+        elif episode_id not in self._known_ids:
+            raise ValueError(f"unknown episode_id {episode_id!r}; see env.unwrapped.episode_ids")
+        episode = self.store.get(episode_id)
+        self.state = EpisodeState(episode=episode, trajectory=Trajectory(episode_id=episode_id))
+        obs = json.dumps({"query": episode.query, "context": episode.context}, ensure_ascii=False)
+        info = {"episode_id": episode_id, "query": episode.query, "context": dict(episode.context),
+                "task_scenario": episode.task_scenario, "intent_family": episode.intent_family,
+                "tools": self.tools, "max_steps": self.max_steps, "step": 0}
+        return obs, info
+
+    # ------------------------------------------------------------------ step
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self.state is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        state = self.state
+        if state.done:
+            error = {"type": "episode_over", "message": "the episode has ended; call reset() to start a new one"}
+            info = {"episode_id": state.episode.episode_id, "step": state.steps, "error": error,
+                    "reward_components": {}, "metrics": state.metrics}
+            return self._error_obs(error), 0.0, True, False, _drop_none(info)
+        state.steps += 1
+        parsed = parse_action(action)
+        if parsed.error is None and parsed.name == "finish" and not validate_call("finish", parsed.arguments):
+            return self._finish(parsed)
+        record = self._call(parsed)
+        components = self.shaper.step(state.episode, state.trajectory.calls, record)
+        state.trajectory.calls.append(record)
+        truncated = state.steps >= self.max_steps
+        info = self._step_info(record)
+        reward = self._account(components)
+        if truncated:
+            terminal = self._close_truncated()
+            reward += sum(terminal.values())
+            components.update(terminal)
+            info.update(metrics=state.metrics, trajectory=state.trajectory.model_dump())
+        info["reward_components"] = components
+        if record.error is not None:
+            obs = self._error_obs(record.error)
+        else:
+            obs = format_response(record.name or "", record.response, self.obs_format)
+        return self._clip(obs), reward, False, truncated, _drop_none(info)
+
+    def _call(self, parsed: ParsedAction) -> CallRecord:
+        state = self.state
+        assert state is not None
+        record = CallRecord(step=state.steps, name=parsed.name or (parsed.raw_name if isinstance(parsed.raw_name, str) else None),
+                            arguments=parsed.arguments, error=parsed.error)
+        if parsed.error is not None:
+            return record
+        errors = validate_call(parsed.name, parsed.arguments)
+        if errors:
+            record.schema_errors = [{"field": e.field, "rule": e.rule, "message": e.message} for e in errors]
+            record.error = {"type": "schema_error", "message": f"{parsed.name}: " + "; ".join(str(e) for e in errors)}
+            return record
+        result = self.sandbox.lookup(parsed.name, parsed.arguments, state.episode.episode_id)
+        record.match, record.scope, record.score, record.distance_m = result.match, result.scope, result.score, result.distance_m
+        if not result.hit:
+            record.error = {"type": "no_cached_result", "message": result.detail}
+            return record
+        record.entry, record.response = result.entry, result.response
+        record.entry_episode_id, record.entry_gold_index = result.entry_episode_id, result.entry_gold_index
+        record.entry_arguments = result.entry_arguments
+        return record
+
+    def _finish(self, parsed: ParsedAction) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        state = self.state
+        assert state is not None
+        args = parsed.arguments
+        plan = args.get("plan")
+        state.trajectory.finish = FinishRecord(
+            answer=args["answer"], intent=args.get("intent"), slots=args.get("slots"),
+            plan=[str(p) for p in plan] if isinstance(plan, list) else None, route_index=args.get("route_index"))
+        components = self._close()
+        reward = self._account(components)
+        info = {"episode_id": state.episode.episode_id, "step": state.steps,
+                "call": {"name": "finish", "arguments": args}, "match": None, "error": None,
+                "reward_components": components, "metrics": state.metrics, "trajectory": state.trajectory.model_dump()}
+        obs = json.dumps({"finished": True, "metrics": state.metrics}, ensure_ascii=False)
+        return obs, reward, True, False, _drop_none(info)
+
+    def _close(self) -> dict[str, float]:
+        """Score the episode and return the terminal reward terms."""
+        from rewards import compute_metrics
+
+        state = self.state
+        assert state is not None
+        state.done = True
+        state.metrics = compute_metrics(state.episode, state.trajectory)
+        return self.shaper.terminal(state.metrics)
+
+    def _account(self, components: dict[str, float]) -> float:
+        state = self.state
+        assert state is not None
+        reward = float(sum(components.values()))
+        state.rewards.append(reward)
+        state.total_reward += reward
+        return reward
+
+    def _step_info(self, record: CallRecord) -> dict[str, Any]:
+        state = self.state
+        assert state is not None
+        call = None if record.name is None or record.error and record.error["type"] in ("invalid_json", "invalid_action") \
+            else {"name": record.name, "arguments": record.arguments}
+        return {"episode_id": state.episode.episode_id, "step": state.steps, "call": call, "match": record.match,
+                "scope": record.scope, "distance_m": record.distance_m, "score": record.score, "error": record.error}
+
+    @staticmethod
+    def _error_obs(error: dict[str, str]) -> str:
+        return json.dumps({"error": error}, ensure_ascii=False)
+
+    @staticmethod
+    def _clip(obs: str) -> str:
+        if len(obs) <= MAX_OBSERVATION_CHARS:
+            return obs
+        note = '…[observation cut at the space limit; use obs_format="compact"]'
+        return obs[: MAX_OBSERVATION_CHARS - len(note)] + note
+
+    def abandon(self, reason: str = "agent_stopped") -> dict[str, Any]:
+        """End the running episode without an answer (an agent that failed or gave up).
+
+        Scored like a truncation (DR = 0); returns the final info with ``metrics`` and
+        ``trajectory``. Not a Gymnasium method: runners use it so a crashed agent still
+        yields a scored record.
+        """
+        state = self.state
+        if state is None:
+            raise gym.error.ResetNeeded("call reset() before abandon()")
+        components = {} if state.done else self._close_truncated()
+        return {"episode_id": state.episode.episode_id, "step": state.steps, "error": None, "abandoned": reason,
+                "reward_components": components, "metrics": state.metrics, "trajectory": state.trajectory.model_dump()}
+
+    def _close_truncated(self) -> dict[str, float]:
+        assert self.state is not None
+        self.state.trajectory.truncated = True
+        components = self._close()
+        self._account(components)
+        return components
+
+    # ------------------------------------------------------------------ misc
+    def render(self) -> str | None:
+        if self.render_mode != "ansi" or self.state is None:
+            return None
+        s = self.state
+        lines = [f"[{s.episode.episode_id}] {s.episode.query}"]
+        for call in s.trajectory.calls:
+            status = call.error["type"] if call.error else call.match
+            lines.append(f"  {call.step}. {call.name}({json.dumps(call.arguments, ensure_ascii=False, default=str)[:120]}) -> {status}")
+        if s.trajectory.finish is not None:
+            lines.append(f"  finish: {s.trajectory.finish.answer[:200]}")
+        if s.metrics is not None:
+            lines.append("  metrics: " + " ".join(f"{k}={v:.2f}" for k, v in s.metrics.items()))
+        return "\n".join(lines)
+
+    @property
+    def episode(self) -> Episode | None:
+        return None if self.state is None else self.state.episode
