@@ -25,6 +25,9 @@ STRATEGY_CUES = (("不走高速", ("不走高速", "走低速", "少走高速", 
                  ("高速优先", ("高速优先", "走高速", "高速路优先", "上高速")), ("少收费", ("少收费", "不收费", "避免收费", "省钱")),
                  ("躲避拥堵", ("躲避拥堵", "避开拥堵", "不堵")), ("大路优先", ("大路优先", "走大路")))
 _FORECAST = ("明天", "后天", "未来", "预报", "这几天", "周末", "下周")
+_LINE = re.compile(r"(?:地铁)?[\u4e00-\u9fa5A-Za-z]{0,4}?\d{1,4}(?:号线|路)|[\u4e00-\u9fa5]{2,4}线")
+_EXCLUDE = re.compile(r"(不要坐|不想坐|不坐|不乘坐|不要乘坐|不乘|别坐|避开|不走)((?:[\u4e00-\u9fa5A-Za-z0-9]{1,12}?(?:号线|路|线)[和与、及,，]?)+)")
+_CONSTRAINT_CLAUSE = re.compile(r"(不要坐|不想坐|不坐|不乘坐|不要乘坐|不乘|别坐|避开|但是?|并且)[^，。？！,?!]*")
 _ROAD = re.compile(r"([\u4e00-\u9fa5A-Za-z0-9]{2,16}?(?:高速|大道|大街|环路|环城路|快速路|国道|省道|路|街|桥|隧道))")
 
 
@@ -59,40 +62,72 @@ def _mode(query: str) -> str:
 
 
 def parse_query(query: str) -> Parse:
-    """Classify the scenario and pull out the slots (see module docstring)."""
+    """Pull every slot out of the query, then classify the scenario from cue words."""
     q = query.strip()
-    strategies = [name for name, cues in STRATEGY_CUES if any(c in q for c in cues)]
-    excluded = [m.group(2) for m in re.finditer(r"(不要坐|不想坐|不坐|不乘坐|不要乘坐|不乘|别坐|避开)([\u4e00-\u9fa5A-Za-z0-9]{1,10}?(?:号线|路|线))", q)]
+    parse = Parse("POI Query")
+    parse.strategies = [name for name, cues in STRATEGY_CUES if any(c in q for c in cues)]
+    parse.excluded_lines = []
+    for match in _EXCLUDE.finditer(q):
+        parse.excluded_lines += [m.group(0) for m in _LINE.finditer(match.group(2))]
+    parse.excluded_lines = list(dict.fromkeys(parse.excluded_lines))
+    parse.forecast = any(w in q for w in _FORECAST)
+    road = _ROAD.search(_FILLERS.sub("", q.replace("为什么", "").replace("为啥", "")))
+    parse.road = road.group(1) if road else clean_place(q)
+    near = re.split(r"(附近|周边|周围)", q, maxsplit=1)
+    if len(near) == 3:
+        parse.center = clean_place(near[0])
+        parse.keyword = clean_place(re.sub(r"^(的|有没有|有|哪里有|最近的)+", "", near[2]))
+    parse.origin, parse.destination, parse.waypoints = _places(q)
+    parse.mode = _mode(q)
+    parse.scenario = classify(q, parse)
+    if parse.scenario == "POI Query" or parse.keyword is None:
+        parse.keyword = parse.keyword or clean_place(q) or q
+    return parse
+
+
+def classify(q: str, parse: Parse) -> str:
+    """The scenario a query asks for, from cue words and the slots found."""
     if "天气" in q or "下雨" in q or "气温" in q:
-        return Parse("Weather Query", forecast=any(w in q for w in _FORECAST))
+        return "Weather Query"
     if re.search(r"堵|路况|拥挤|车祸|事故|畅通", q) and not re.search(r"到|去", q.split("堵")[0][-6:] if "堵" in q else ""):
-        road = _ROAD.search(_FILLERS.sub("", q.replace("为什么", "").replace("为啥", "")))
-        return Parse("Traffic Info Query", road=road.group(1) if road else clean_place(q))
-    if re.search(r"(附近|周边|周围)", q):
-        center, _, rest = re.split(r"(附近|周边|周围)", q, maxsplit=1)[0], None, re.split(r"(附近|周边|周围)", q, maxsplit=1)[2]
-        keyword = clean_place(re.sub(r"^(的|有没有|有|哪里有|最近的)+", "", rest))
-        return Parse("Nearby Query", center=clean_place(center), keyword=keyword)
-    origin, destination, waypoints = _places(q)
-    mode = _mode(q)
+        return "Traffic Info Query"
+    if parse.center is not None or re.search(r"(附近|周边|周围)", q):
+        return "Nearby Query"
     if re.search(r"几点出发|什么时候出发|几点走|几点到|多久能到|什么时候到", q):
-        return Parse("Arrival/Departure Time Query", origin, destination, waypoints, "driving")
-    if excluded and destination:
-        return Parse("Route-Constrained Planning", origin, destination, waypoints, "transit", excluded_lines=excluded)
-    if strategies and destination:
-        return Parse("Option-Constrained Route Planning", origin, destination, waypoints, "driving", strategies)
-    if re.search(r"多远|多少公里|距离|多长时间|要多久|多久", q) and destination:
-        return Parse("Route Property Query", origin, destination, waypoints, mode)
-    if waypoints and destination:
-        return Parse("Multi-stop Planning", origin, destination, waypoints, mode)
+        return "Arrival/Departure Time Query"
+    if parse.excluded_lines and parse.destination:
+        return "Route-Constrained Planning"
+    if parse.strategies and parse.destination:
+        return "Option-Constrained Route Planning"
+    if re.search(r"多远|多少公里|距离|多长时间|要多久|多久", q) and parse.destination:
+        return "Route Property Query"
+    if parse.waypoints and parse.destination:
+        return "Multi-stop Planning"
     if re.search(r"(在哪|哪里|位置|哪儿)", q) and len(_FILLERS.sub("", q)) <= 10 and not re.search(r"去|到", q):
-        return Parse("Geolocation Query")
-    if destination and re.search(r"去|到|导航|怎么走|路线|回", q):
-        return Parse("Point-to-Point Planning", origin, destination, waypoints, mode)
-    return Parse("POI Query", keyword=clean_place(q) or q)
+        return "Geolocation Query"
+    if parse.destination and re.search(r"去|到|导航|怎么走|路线|回", q):
+        return "Point-to-Point Planning"
+    return "POI Query"
+
+
+def _route_clause(q: str) -> str:
+    """The clause that names the places: constraints and repeated clauses cut away."""
+    text = _CONSTRAINT_CLAUSE.sub("", q)
+    for _, cues in STRATEGY_CUES:
+        for cue in cues:
+            text = text.replace(cue, "")
+    clauses = [c for c in re.split(r"[，。？！,?!；;]", text) if c.strip()]
+    for clause in clauses:
+        if re.search(r"从|去|到|离|至|经过|途经|导航|回", clause):
+            return clause
+    return clauses[0] if clauses else text
 
 
 def _places(q: str) -> tuple[str | None, str | None, list[str]]:
-    text = _FILLERS.sub("", q)
+    text = _FILLERS.sub("", _route_clause(q))
+    away = re.search(r"离(.+?)(?:有)?(?:多远|多少公里|多久|多长时间|的距离|距离)", text)
+    if away:
+        return None, clean_place(away.group(1)), []
     waypoints: list[str] = []
     via = re.search(r"(经过|途经|途径|路过)([\u4e00-\u9fa5A-Za-z0-9()（）·]+?)(?=到|去|再|然后|$)", text)
     if via:
@@ -115,9 +150,16 @@ def _places(q: str) -> tuple[str | None, str | None, list[str]]:
 
 
 class RuleAgent(Agent):
-    """Hand-written rules; see module docstring."""
+    """Hand-written rules; see module docstring.
+
+    ``scenario`` forces the procedure to run (used by the learning example, whose policy
+    picks the procedure); by default the rules classify the query themselves.
+    """
 
     name = "rule"
+
+    def __init__(self, scenario: str | None = None):
+        self.scenario = scenario
 
     def _lookup(self, session: EpisodeSession, keywords: str) -> str | None:
         city = session.context.get("city")
@@ -136,6 +178,12 @@ class RuleAgent(Agent):
 
     def play(self, session: EpisodeSession) -> None:
         parse = parse_query(session.query)
+        if self.scenario is not None:
+            parse.scenario = self.scenario
+        if parse.scenario == "Route-Constrained Planning":
+            parse.mode = "transit"
+        elif parse.scenario in ("Option-Constrained Route Planning", "Arrival/Departure Time Query"):
+            parse.mode = "driving"
         here = str(session.context.get("user_current_location") or "")
         city = session.context.get("city") or ""
         slots: dict[str, Any] = {}
@@ -159,7 +207,8 @@ class RuleAgent(Agent):
                 session.call("search_around_poi", {"location": center, "keywords": parse.keyword})
                 answer = answers.describe_nearby(self._last_response(session))
             slots, plan = {"center": parse.center or "current_location", "keyword": parse.keyword}, ["locate", "nearby search"]
-        elif parse.destination:
+        elif parse.destination and parse.scenario not in ("POI Query", "Weather Query", "Traffic Info Query",
+                                                              "Geolocation Query", "Nearby Query"):
             answer, route_index, slots, plan = self._route(session, parse, here)
         else:
             keyword = parse.keyword or session.query
