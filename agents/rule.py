@@ -254,5 +254,5 @@ class RuleAgent(Agent):
                     index = option.index
                     break
         if parse.scenario == "Arrival/Departure Time Query":
-            return answers.describe_departure(session.query, response, index), index, slots, plan
+            return answers.describe_departure(session.env.unwrapped.episode, response, index), index, slots, plan
         return answers.describe_route(response, index), index, slots, plan

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pyarrow.parquet as pq
 import pytest
@@ -67,6 +68,8 @@ class CrashingAgent(Agent):
 
 
 def test_agent_exception_is_a_recorded_failure(tmp_path, built_dir):
+    # Workers cannot import this test module: ship its classes by value.
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     records = run_ray(CrashingAgent, _config(tmp_path, "crash", built_dir, limit=3, workers=1))
     assert len(records) == 3
     assert all(r["failure"]["type"] == "RuntimeError" and r["metrics"]["DR"] == 0.0 for r in records)

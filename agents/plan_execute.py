@@ -1,0 +1,249 @@
+"""PlanExecuteAgent: a planner writes the plan, a worker calls the tools, a reporter answers.
+
+1. **Planner** (one call, no tools): a JSON plan ``{"intent", "slots", "steps": [{"step",
+   "goal", "tool"}]}``. A reply that is not such JSON is kept as data: the episode goes on
+   with one generic step and no declared intent, slots or plan (and scores accordingly).
+2. **Worker** (function calling with the map tools, ``finish`` withheld): one conversation
+   across the steps; each step is announced in a user message, the worker calls tools (at
+   most ``worker_turns_per_step`` model turns per step) and closes the step with a text
+   summary. Every call goes to ``session.step`` unchanged, so malformed calls come back as
+   env errors the worker sees. The worker never spends the env's last action: that one is
+   kept for ``finish``, so Plan-and-Execute is bounded by the env's ``max_steps``.
+3. **Reporter** (one call, no tools): reads every tool result and the worker's notes and
+   answers ``{"answer", "route_index"}``; ``route_index`` points into the ``paths`` /
+   ``transits`` of the last route result.
+
+The episode ends with ``finish(answer, intent, slots, plan, route_index)``, the plan being
+the planner's step labels. Messages are recorded in ``session.messages`` with an
+``agent_role`` key; token usage is recorded per role (``planner``, ``worker``,
+``reporter``), each role may use its own model (``LLMConfig.role_models``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from mobility_env.actions import parse_action
+from mobility_env.tools import TOOLS
+
+from .base import Agent, AgentFailure, EpisodeSession
+from .llm import LLMClient, LLMConfig, LLMReply, describe_tools, find_json_object, models_label
+from .prompts import render_prompt
+from .react import task_message
+
+ROLES = ("planner", "worker", "reporter")
+MAX_EVIDENCE_CHARS = 20_000  # per observation shown to the reporter
+
+
+@dataclass(frozen=True)
+class PlanStep:
+    step: str
+    goal: str
+    tool: str | None = None
+
+
+@dataclass
+class Plan:
+    """The planner's output; ``declared`` is False when its reply could not be read."""
+
+    intent: str | None
+    slots: dict[str, Any] | None
+    steps: list[PlanStep]
+    declared: bool
+
+    @property
+    def labels(self) -> list[str] | None:
+        return [s.step for s in self.steps] if self.declared else None
+
+
+def parse_plan(text: str, fallback_goal: str) -> Plan:
+    """The planner's JSON plan; an unreadable reply gives one generic, undeclared step."""
+    found = find_json_object(text or "")
+    value = found[0] if found else None
+    if isinstance(value, dict):
+        raw_steps = value.get("steps", value.get("plan"))
+        steps = []
+        for item in raw_steps if isinstance(raw_steps, list) else []:
+            if isinstance(item, dict):
+                label = item.get("step") or item.get("label") or item.get("name")
+                goal = item.get("goal") or item.get("description") or label
+                tool = item.get("tool") if isinstance(item.get("tool"), str) else None
+            else:
+                label = goal = item
+                tool = None
+            if isinstance(label, str) and label.strip():
+                steps.append(PlanStep(label.strip(), str(goal).strip(), tool))
+        if steps:
+            intent = value.get("intent")
+            slots = value.get("slots")
+            return Plan(intent=intent.strip() if isinstance(intent, str) and intent.strip() else None,
+                        slots=slots if isinstance(slots, dict) else None, steps=steps, declared=True)
+    return Plan(intent=None, slots=None, steps=[PlanStep("answer", fallback_goal)], declared=False)
+
+
+def parse_report(text: str) -> tuple[str, int | None]:
+    """``(answer, route_index)`` from the reporter's JSON; plain text is the answer itself."""
+    found = find_json_object(text or "")
+    value = found[0] if found else None
+    if isinstance(value, dict) and isinstance(value.get("answer"), str) and value["answer"].strip():
+        return value["answer"].strip(), as_route_index(value.get("route_index"))
+    return (text or "").strip(), None
+
+
+def as_route_index(value: Any) -> int | None:
+    """An int route index from what a model wrote (``0``, ``"1"``, ``2.0``), else None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, float) and value.is_integer() and value >= 0:
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+class PlanExecuteAgent(Agent):
+    """Planner -> worker -> reporter over an OpenAI-compatible server; see module docstring.
+
+    Args:
+        config: the :class:`LLMConfig`; ``role_models`` may name a model per role.
+        client: an :class:`LLMClient` to share; by default one is built from ``config``.
+        worker_turns_per_step: model turns the worker may take on one plan step (default 3).
+    """
+
+    name = "plan-execute"
+
+    def __init__(self, config: LLMConfig, *, client: LLMClient | None = None, worker_turns_per_step: int = 3):
+        if worker_turns_per_step < 1:
+            raise ValueError(f"worker_turns_per_step must be at least 1, got {worker_turns_per_step!r}")
+        self.config = config
+        self.client = client or LLMClient(config)
+        self.worker_turns_per_step = worker_turns_per_step
+        self.model = config.models_label(ROLES)
+        self._served: dict[str, str] = {}  # the model each role's server reported
+
+    # ------------------------------------------------------------------ episode
+    def play(self, session: EpisodeSession) -> None:
+        plan = self.make_plan(session)
+        notes = self.execute(session, plan)
+        if session.done:  # the env ended the episode (cannot happen while the budget holds)
+            return
+        answer, route_index = self.report(session, plan, notes)
+        self.finish(session, plan, answer, route_index)
+
+    def _ask(self, session: EpisodeSession, role: str, messages: list[dict[str, Any]],
+             tools: list[dict[str, Any]] | None = None) -> LLMReply:
+        reply = self.client.complete(messages, role=role, tools=tools)
+        session.add_usage(role, reply.input_tokens, reply.output_tokens)
+        self._served[role] = reply.model
+        self.model = models_label({r: self._served.get(r) or self.config.model_for(r) for r in ROLES})
+        self._say(session, role, messages, reply.message)
+        return reply
+
+    @staticmethod
+    def _say(session: EpisodeSession, role: str, messages: list[dict[str, Any]], message: dict[str, Any]) -> None:
+        messages.append(message)
+        session.messages.append({**message, "agent_role": role})
+
+    def _max_actions(self, session: EpisodeSession) -> int:
+        return int(session.info.get("max_steps") or self.config.max_steps)
+
+    # ------------------------------------------------------------------ planner
+    def make_plan(self, session: EpisodeSession) -> Plan:
+        language = self.config.language
+        map_tools = [t for t in session.tools if t["function"]["name"] != "finish"]
+        messages: list[dict[str, Any]] = []
+        self._say(session, "planner", messages, {"role": "system", "content": render_prompt(
+            "planner", language, tools=describe_tools(map_tools), max_steps=self._max_actions(session) - 1)})
+        self._say(session, "planner", messages, {"role": "user", "content": task_message(session, language)})
+        reply = self._ask(session, "planner", messages)
+        return parse_plan(reply.content, session.query)
+
+    # ------------------------------------------------------------------ worker
+    def execute(self, session: EpisodeSession, plan: Plan) -> list[str]:
+        """Run the plan's steps with the worker; return its per-step summaries."""
+        language = self.config.language
+        tools = [t for t in session.tools if t["function"]["name"] != "finish"]
+        action_budget = self._max_actions(session) - 1  # the last action is finish's
+        steps = plan.steps[: self.config.max_steps]
+        plan_text = "\n".join(f"{i}. {s.step}: {s.goal}" for i, s in enumerate(plan.steps, 1))
+        messages: list[dict[str, Any]] = []
+        self._say(session, "worker", messages, {"role": "system", "content": render_prompt("worker", language)})
+        notes: list[str] = []
+        exhausted = False
+        for index, step in enumerate(steps, 1):
+            announce = render_prompt("worker_step", language, index=index, total=len(steps), step=step.step,
+                                     goal=step.goal)
+            if index == 1:
+                announce = f"{task_message(session, language)}\n\n{plan_text}\n\n{announce}"
+            self._say(session, "worker", messages, {"role": "user", "content": announce})
+            for _ in range(self.worker_turns_per_step):
+                reply = self._ask(session, "worker", messages, tools)
+                if not reply.calls:
+                    notes.append(f"{index}. {step.step}: {reply.content or '-'}")
+                    break
+                for call in reply.calls:
+                    if call.name == "finish":
+                        content = json.dumps({"error": {"type": "not_allowed", "message":
+                                              "finish is the reporter's; end the step with a text summary"}})
+                    elif len(session.steps) >= action_budget:
+                        exhausted = True
+                        content = json.dumps({"error": {"type": "budget_exhausted", "message":
+                                              f"the {action_budget} tool calls of this episode are used up"}})
+                    else:
+                        content = session.step(call.action)
+                    self._say(session, "worker", messages,
+                              {"role": "tool", "tool_call_id": call.id, "content": content})
+                    if session.done:
+                        return notes
+                if exhausted:
+                    return notes
+        return notes
+
+    # ------------------------------------------------------------------ reporter
+    def report(self, session: EpisodeSession, plan: Plan, notes: list[str]) -> tuple[str, int | None]:
+        language = self.config.language
+        evidence, has_route = self.evidence(session)
+        messages: list[dict[str, Any]] = []
+        self._say(session, "reporter", messages, {"role": "system", "content": render_prompt("reporter", language)})
+        self._say(session, "reporter", messages, {"role": "user", "content": render_prompt(
+            "reporter_input", language, task=task_message(session, language),
+            plan=", ".join(s.step for s in plan.steps), evidence=evidence or "-", notes="\n".join(notes) or "-")})
+        reply = self._ask(session, "reporter", messages)
+        answer, route_index = parse_report(reply.content)
+        return answer, route_index if has_route else None
+
+    @staticmethod
+    def evidence(session: EpisodeSession) -> tuple[str, bool]:
+        """Every call of the episode with its observation; the last route result is marked."""
+        lines = []
+        route_steps = [i for i, s in enumerate(session.steps)
+                       if (name := parse_action(s.action).name) and TOOLS[name].kind == "route" and s.error is None]
+        for i, record in enumerate(session.steps):
+            parsed = parse_action(record.action)
+            if parsed.name:
+                call = f"{parsed.name}({json.dumps(parsed.arguments, ensure_ascii=False, default=str)})"
+            else:
+                call = str(record.action)[:200]
+            marker = " [last route result]" if route_steps and i == route_steps[-1] else ""
+            observation = record.observation
+            if len(observation) > MAX_EVIDENCE_CHARS:
+                observation = observation[:MAX_EVIDENCE_CHARS] + "…"
+            lines.append(f"{i + 1}. {call}{marker}\n{observation}")
+        return "\n\n".join(lines), bool(route_steps)
+
+    # ------------------------------------------------------------------ finish
+    def finish(self, session: EpisodeSession, plan: Plan, answer: str, route_index: int | None) -> None:
+        if not answer:
+            raise AgentFailure("empty_answer", "the reporter gave no answer")
+        observation = session.finish(answer, intent=plan.intent, slots=plan.slots, plan=plan.labels,
+                                     route_index=route_index)
+        if session.done:
+            return
+        # The env rejected a declared field (e.g. an empty intent): deliver the answer alone.
+        observation = session.finish(answer, route_index=route_index)
+        if not session.done:
+            raise AgentFailure("finish_rejected", f"the env rejected finish: {observation[:500]}")

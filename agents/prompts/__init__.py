@@ -1,0 +1,43 @@
+"""Prompt files of the LLM baselines, in English (``*.en.md``) and Chinese (``*.zh.md``).
+
+Prompts are ``string.Template`` texts. :func:`render_prompt` fills the placeholders that
+must stay in sync with the scorer from their single source: ``$scenarios`` (the 11 task
+scenarios of :data:`mobility_env.episode.SCENARIOS`) and ``$plan_steps`` (the atomic step
+labels of :data:`rewards.plan.ATOMIC_STEPS`); callers supply the rest (``$query``, ``$tools``…).
+A placeholder left unfilled raises ``KeyError``, so a prompt never reaches a model half-made.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib.resources import files
+from string import Template
+from typing import Any
+
+PROMPT_NAMES = ("react_system", "planner", "worker", "worker_step", "reporter", "reporter_input", "task",
+                "tool_protocol", "nudge")
+_OBSERVATION_LABEL = {"en": "Observation:", "zh": "工具结果："}
+
+
+@lru_cache(maxsize=None)
+def prompt_text(name: str, language: str) -> str:
+    """The raw text of ``agents/prompts/{name}.{language}.md``."""
+    if name not in PROMPT_NAMES:
+        raise KeyError(f"unknown prompt {name!r}; known: {', '.join(PROMPT_NAMES)}")
+    if language not in _OBSERVATION_LABEL:
+        raise KeyError(f"no prompts in language {language!r}; available: {', '.join(_OBSERVATION_LABEL)}")
+    return files(__name__).joinpath(f"{name}.{language}.md").read_text(encoding="utf-8")
+
+
+def render_prompt(name: str, language: str, **values: Any) -> str:
+    """Prompt ``name`` in ``language`` with its placeholders filled (see module docstring)."""
+    from mobility_env.episode import SCENARIOS
+    from rewards.plan import ATOMIC_STEPS
+
+    defaults = {"scenarios": "\n".join(f"  - {s}" for s in SCENARIOS), "plan_steps": ", ".join(ATOMIC_STEPS)}
+    return Template(prompt_text(name, language)).substitute({**defaults, **values}).strip()
+
+
+def observation_label(language: str) -> str:
+    """How a tool result is introduced when tools travel as text (json tool mode)."""
+    return _OBSERVATION_LABEL[language]

@@ -1,0 +1,15 @@
+"""Verified multi-dimensional scoring for MobilityBench trajectories.
+
+``compute_metrics(episode, trajectory)`` returns ``ID, IE, DEC_P, DEC_R, TS_P, TS_R, SC, PF,
+DR, FPR`` (floats in [0, 1]); :mod:`rewards.shaping` turns the same definitions into
+per-step RL rewards; :mod:`rewards.scorecard` aggregates results into the paper's table;
+:mod:`rewards.audit` flags self-inconsistent gold; :mod:`rewards.commands` adds the
+``eval``, ``report`` and ``audit`` CLI subcommands. Nothing is loaded at import time.
+"""
+
+from .metrics import METRIC_KEYS, compute_metrics, token_usage
+from .reference import gold_trajectory, reference_finish
+from .verify import Verdict, verify_answer
+
+__all__ = ["METRIC_KEYS", "compute_metrics", "token_usage", "gold_trajectory", "reference_finish", "Verdict",
+           "verify_answer"]

@@ -1,0 +1,320 @@
+"""Facts read out of replayed tool responses: the evidence FPR is verified against.
+
+Real responses come in several shapes (see the real sample):
+
+* driving / walking: ``{"route": {"paths": [{"distance", "cost": {"duration"}}, ...]}}``
+  (older walking data puts ``duration`` on the path itself);
+* bus: ``{"status": "SUCCESS", "data": {"route": {"transits": [{"distance", "duration",
+  "segments": [{"bus": {"buslines": [{"name"}]}}]}]}}}``;
+* bicycling: ``{"status": "SUCCESS", "data": "有3种骑行路线：\\n第1种：...全程21.3公里，预计耗时1小时49分钟..."}``;
+* POI lookups: ``{"name", "address", "location"}`` or ``{"data": {...}}``; nearby search
+  ``{"data": {"pois": [...]}}``; reverse geocoding ``{"regeocode": {...}}``;
+* weather: ``{"data": {"weather_description": "...当前天气多云，气温-4℃..."}}``;
+* traffic: ``{"trafficinfo": {"description", "evaluation": {"status", "description"}}}``.
+
+Every reader returns None (or an empty list) for a shape it does not recognise; nothing
+here raises on agent-controlled or truncated data.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from mobility_env.tools import parse_coordinate
+
+from .units import parse_distances, parse_durations
+
+
+@dataclass(frozen=True)
+class RouteOption:
+    """One path (driving/walking/cycling) or transit plan of a route response."""
+
+    index: int
+    distance_m: float | None
+    duration_s: float | None
+    lines: tuple[str, ...] = ()  # transit line names, in riding order
+    roads: tuple[str, ...] = ()  # main roads, where the response summarises them (cycling text)
+
+
+def _float(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number == number else None
+
+
+def _unwrap(response: Any) -> Any:
+    """``{"status": "SUCCESS", "data": X}`` -> X (repeatedly); other values unchanged."""
+    while isinstance(response, dict) and "data" in response and not any(
+            key in response for key in ("route", "regeocode", "trafficinfo", "pois")):
+        response = response["data"]
+    return response
+
+
+def _transit_lines(transit: dict[str, Any]) -> tuple[str, ...]:
+    lines: list[str] = []
+    for segment in transit.get("segments") or []:
+        if not isinstance(segment, dict):
+            continue
+        bus = segment.get("bus")
+        if isinstance(bus, dict):
+            for line in bus.get("buslines") or []:
+                if isinstance(line, dict) and isinstance(line.get("name"), str):
+                    lines.append(line["name"])
+        railway = segment.get("railway")
+        if isinstance(railway, dict) and isinstance(railway.get("name"), str) and railway["name"]:
+            lines.append(railway["name"])
+    return tuple(lines)
+
+
+_CYCLING_OPTION = re.compile(r"第\s*(\d+)\s*种[:：]?(.*?)(?=第\s*\d+\s*种|$)", re.S)
+
+
+def _text_route_options(text: str) -> list[RouteOption]:
+    options = []
+    for position, (_number, body) in enumerate(_CYCLING_OPTION.findall(text)):
+        distances, durations = parse_distances(body), parse_durations(body)
+        roads = re.search(r"经过(.*?)[，,]", body)
+        options.append(RouteOption(
+            index=position,
+            distance_m=distances[0].value if distances else None,
+            duration_s=durations[0].value if durations else None,
+            roads=tuple(r for r in re.split(r"[、,，]", roads.group(1)) if r) if roads else ()))
+    return options
+
+
+def route_options(response: Any) -> list[RouteOption] | None:
+    """The paths/transits of a route response, in order; None when it is not one.
+
+    An empty list means a well-formed response with no route (``"count": "0"``).
+    """
+    body = _unwrap(response)
+    if isinstance(body, str):
+        return _text_route_options(body) if "种" in body else None
+    if not isinstance(body, dict) or not isinstance(body.get("route"), dict):
+        return None
+    route = body["route"]
+    options: list[RouteOption] = []
+    if isinstance(route.get("transits"), list):
+        for i, transit in enumerate(route["transits"]):
+            if isinstance(transit, dict):
+                options.append(RouteOption(i, _float(transit.get("distance")), _float(transit.get("duration")),
+                                           lines=_transit_lines(transit)))
+        return options
+    for i, path in enumerate(route.get("paths") or []):
+        if not isinstance(path, dict):
+            continue
+        cost = path.get("cost") if isinstance(path.get("cost"), dict) else {}
+        duration = _float(cost.get("duration")) if cost else None
+        if duration is None:
+            duration = _float(path.get("duration"))
+        options.append(RouteOption(i, _float(path.get("distance")), duration))
+    return options
+
+
+def route_count(response: Any) -> int | None:
+    """The ``count`` the routing service reported (before any truncation), if stated."""
+    body = _unwrap(response)
+    if isinstance(body, dict):
+        return int(_float(body.get("count")) or 0) if body.get("count") is not None else None
+    return None
+
+
+@dataclass(frozen=True)
+class Place:
+    """A POI, address or road position read from a response."""
+
+    name: str
+    address: str = ""
+    location: tuple[float, float] | None = None
+    district: str = ""
+
+
+def _place(item: dict[str, Any]) -> Place | None:
+    name = item.get("name")
+    if not isinstance(name, str) or not name.strip():
+        return None
+    location = parse_coordinate(item.get("location")) if isinstance(item.get("location"), str) else None
+    if location is None and _float(item.get("lng")) is not None and _float(item.get("lat")) is not None:
+        location = (float(item["lng"]), float(item["lat"]))
+    address = item.get("address") if isinstance(item.get("address"), str) else ""
+    district = item.get("district") if isinstance(item.get("district"), str) else ""
+    return Place(name.strip(), address, location, district or address_district(address))
+
+
+def places(response: Any) -> list[Place]:
+    """Every named place in a POI, nearby-search or reverse-geocoding response."""
+    body = _unwrap(response)
+    found: list[Place] = []
+    stack = [body]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            place = _place(item) if "location" in item or "lng" in item else None
+            if place is not None:
+                found.append(place)
+            stack.extend(v for v in reversed(list(item.values())) if isinstance(v, (dict, list)))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return found
+
+
+def nearby_pois(response: Any) -> list[Place] | None:
+    """The ``pois`` list of a nearby-search response (None when there is none)."""
+    body = _unwrap(response)
+    if isinstance(body, dict) and isinstance(body.get("pois"), list):
+        return [p for p in (_place(item) for item in body["pois"] if isinstance(item, dict)) if p is not None]
+    return None
+
+
+_DISTRICT = re.compile(r"([\u4e00-\u9fa5]{1,8}?(?:区|县|市|旗))")
+_ROAD = re.compile(r"([\u4e00-\u9fa5A-Za-z0-9]{1,12}?(?:大道|大街|公路|高速|国道|省道|县道|乡道|路|街|道|巷|胡同|线))")
+
+
+def address_district(address: str) -> str:
+    """``"广东省 宝安区 石岩街道..."`` -> ``"宝安区"`` (the first district-level token after the province)."""
+    if not address:
+        return ""
+    parts = address.split()
+    candidates = parts[1:] if len(parts) > 1 else [re.sub(r"^.*?省", "", address)]
+    for part in candidates:
+        match = _DISTRICT.match(part)
+        if match:
+            return match.group(1)
+    return ""
+
+
+def address_roads(address: str) -> list[str]:
+    """Road names in an address: ``"石岩街道宝石东路209号"`` -> ``["宝石东路"]`` (街道 is not a road)."""
+    text = re.sub(r"[\u4e00-\u9fa5]{1,6}街道", " ", address or "")
+    return [m.group(1) for m in _ROAD.finditer(text)]
+
+
+@dataclass(frozen=True)
+class GeocodeFacts:
+    formatted_address: str
+    district: str
+    township: str
+    roads: tuple[str, ...]
+    poi_names: tuple[str, ...]
+
+
+def geocode_facts(response: Any) -> GeocodeFacts | None:
+    body = _unwrap(response)
+    regeo = body.get("regeocode") if isinstance(body, dict) else None
+    if not isinstance(regeo, dict):
+        return None
+    component = regeo.get("addressComponent") if isinstance(regeo.get("addressComponent"), dict) else {}
+
+    def text(value: Any) -> str:
+        return value if isinstance(value, str) else ""
+
+    roads = [text(r.get("name")) for r in regeo.get("roads") or [] if isinstance(r, dict)]
+    street = component.get("streetNumber") if isinstance(component.get("streetNumber"), dict) else {}
+    roads.append(text(street.get("street")))
+    pois = [text(p.get("name")) for p in regeo.get("pois") or [] if isinstance(p, dict)]
+    return GeocodeFacts(text(regeo.get("formatted_address")), text(component.get("district")),
+                        text(component.get("township")), tuple(r for r in roads if r), tuple(p for p in pois if p))
+
+
+@dataclass(frozen=True)
+class WeatherDay:
+    date: str
+    condition: str
+    low: float | None
+    high: float | None
+
+
+@dataclass(frozen=True)
+class WeatherFacts:
+    """Current weather (``condition`` + ``temperature``) or a forecast (``days``)."""
+
+    city: str
+    condition: str = ""
+    temperature: float | None = None
+    days: tuple[WeatherDay, ...] = ()
+    updated: str = ""
+
+    @property
+    def is_forecast(self) -> bool:
+        return bool(self.days)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.days and not (self.condition and self.temperature is not None)
+
+
+_CURRENT = re.compile(r"^(.*?)当前天气(.*?)[，,]\s*气温\s*(-?\d+(?:\.\d+)?)?\s*℃")
+_FORECAST_DAY = re.compile(r"(\d{4}-\d{2}-\d{2})[^：:]*[：:]\s*([^，,]+)[，,]\s*气温\s*(-?\d+)\s*~\s*(-?\d+)\s*℃")
+_UPDATED = re.compile(r"更新时间[：:]\s*(\d{4}-\d{2}-\d{2})")
+
+
+def weather_facts(response: Any) -> WeatherFacts | None:
+    body = _unwrap(response)
+    description = body.get("weather_description") if isinstance(body, dict) else body if isinstance(body, str) else None
+    if not isinstance(description, str):
+        return None
+    updated = _UPDATED.search(description)
+    days = tuple(WeatherDay(d, c.strip(), float(lo), float(hi)) for d, c, lo, hi in _FORECAST_DAY.findall(description))
+    if days:
+        city = description.split("未来")[0].strip()
+        return WeatherFacts(city=city, days=days, updated=updated.group(1) if updated else "")
+    current = _CURRENT.search(description)
+    if current is None:
+        return WeatherFacts(city="")
+    temperature = float(current.group(3)) if current.group(3) else None
+    return WeatherFacts(current.group(1).strip(), current.group(2).strip(), temperature,
+                        updated=updated.group(1) if updated else "")
+
+
+TRAFFIC_STATES = ("畅通", "缓行", "拥堵", "严重拥堵")
+_TRAFFIC_STATUS_CODES = {"1": "畅通", "2": "缓行", "3": "拥堵", "4": "严重拥堵"}
+
+
+@dataclass(frozen=True)
+class TrafficFacts:
+    """Overall state (one of :data:`TRAFFIC_STATES` or ``"未知"``) and the description."""
+
+    state: str
+    description: str = ""
+    states_mentioned: frozenset[str] = field(default_factory=frozenset)
+
+
+def traffic_state_words(text: str) -> set[str]:
+    """Traffic states a text asserts, negations removed (``不堵`` asserts nothing about 拥堵).
+
+    Chinese and English: 畅通/通畅/顺畅/基本畅通/smooth/clear/free-flowing -> 畅通;
+    缓行/缓慢/行驶缓慢/slow -> 缓行; 拥堵/堵车/堵塞/congested/jam -> 拥堵; 严重拥堵/severe -> 严重拥堵.
+    """
+    lowered = (text or "").lower()
+    lowered = re.sub(r"(不|没有|没|无|未|并不|不会)(太|怎么|很|算)?(拥堵|堵车|堵塞|堵|缓行|缓慢|拥挤)", " ", lowered)
+    lowered = re.sub(r"\b(not|no|isn't|isnt|without)\s+(very\s+)?(congest\w*|jam\w*|slow\w*|heavy)", " ", lowered)
+    states: set[str] = set()
+    if re.search(r"严重拥堵|严重堵|severe", lowered):
+        states.add("严重拥堵")
+        lowered = re.sub(r"严重拥堵|严重堵", " ", lowered)
+    if re.search(r"拥堵|堵车|堵塞|堵|拥挤|congest|jam|heavy traffic", lowered):
+        states.add("拥堵")
+    if re.search(r"缓行|缓慢|慢行|slow", lowered):
+        states.add("缓行")
+    if re.search(r"畅通|通畅|顺畅|smooth|clear|free[- ]flow|flowing freely|no congestion", lowered):
+        states.add("畅通")
+    return states
+
+
+def traffic_facts(response: Any) -> TrafficFacts | None:
+    body = _unwrap(response)
+    info = body.get("trafficinfo") if isinstance(body, dict) else None
+    if not isinstance(info, dict):
+        return None
+    evaluation = info.get("evaluation") if isinstance(info.get("evaluation"), dict) else {}
+    description = info.get("description") if isinstance(info.get("description"), str) else ""
+    code_state = _TRAFFIC_STATUS_CODES.get(str(evaluation.get("status", "")).strip())
+    words = traffic_state_words(str(evaluation.get("description", "")))
+    # The evaluation's own word wins ("基本畅通" comes with status 2); the code is the fallback.
+    state = next((s for s in TRAFFIC_STATES if s in words), code_state or "未知")
+    mentioned = traffic_state_words(description) | words | {state} | ({code_state} if code_state else set())
+    return TrafficFacts(state, description, frozenset(mentioned))

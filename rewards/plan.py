@@ -1,0 +1,162 @@
+"""DEC_P / DEC_R: the agent's task decomposition against the gold atomic steps.
+
+Atomic steps (:data:`ATOMIC_STEPS`): ``locate``, ``nearby_search``, ``weather``, ``traffic``,
+``route_planning``, ``waypoint_route_planning``, ``preference_route_planning``,
+``time_calculation``.
+
+Formulas (DESIGN.md, paper naming), over *sets* of step labels:
+``DEC_P = |gold ∩ pred| / |gold|`` and ``DEC_R = |pred ∩ gold| / |pred|``.
+
+Where ``pred`` comes from:
+
+* a declared ``finish.plan`` (a list of labels or free text, Chinese or English): each item
+  is mapped to steps by :func:`steps_in_text` (bilingual cue words, then a fuzzy match to
+  the step names). ``gold`` is then the scenario's full decomposition
+  (:func:`gold_plan_steps`: the gold calls' steps plus the steps no call shows, e.g.
+  ``time_calculation`` for arrival/departure queries and ``preference_route_planning`` for
+  constrained planning);
+* **no plan declared** (None, an empty list, or only blank items): the steps implied by
+  the agent's accepted calls (:func:`call_steps`), compared with the steps implied by the
+  gold calls — without a plan only the steps that produce calls are observable, so only
+  those are compared.
+
+Edge cases: gold with no steps -> 1.0 when pred is empty too, else DEC_P = 1 (nothing to
+cover) and DEC_R = 0. Pred empty with non-empty gold -> both 0.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any, Iterable
+
+from rapidfuzz import fuzz
+
+from mobility_env.episode import Episode, ToolCall
+from mobility_env.tools import TOOLS, canonical_tool_name
+
+ATOMIC_STEPS: tuple[str, ...] = ("locate", "nearby_search", "weather", "traffic", "route_planning",
+                                 "waypoint_route_planning", "preference_route_planning", "time_calculation")
+ROUTE_STEPS = frozenset({"route_planning", "waypoint_route_planning", "preference_route_planning"})
+
+_STEP_CUES: dict[str, tuple[str, ...]] = {
+    "time_calculation": ("time calculation", "calculate time", "departure time", "arrival time", "compute time",
+                         "when to leave", "time_calculation", "计算时间", "时间计算", "出发时间", "到达时间", "几点出发",
+                         "几点到", "推算时间", "计算出发", "计算到达"),
+    "waypoint_route_planning": ("waypoint", "via ", "multi-stop", "multi stop", "stopover", "途经", "经过", "途径",
+                                "中途", "多点", "经停"),
+    "preference_route_planning": ("preference", "strategy", "avoid", "constraint", "constrained", "exclude",
+                                  "no highway", "highway", "toll", "偏好", "策略", "避开", "不走", "高速", "不要坐",
+                                  "不坐", "排除", "约束", "少收费", "躲避拥堵", "不乘"),
+    "route_planning": ("route", "path", "navigation", "navigate", "directions", "driving", "walking", "cycling",
+                       "transit", "bus", "路线", "路径", "导航", "规划", "驾车", "步行", "骑行", "公交", "地铁"),
+    "nearby_search": ("nearby", "around", "surrounding", "vicinity", "search_around", "周边", "附近", "周围"),
+    "weather": ("weather", "forecast", "temperature", "天气", "气温", "预报"),
+    "traffic": ("traffic", "congestion", "road condition", "路况", "拥堵", "交通状况", "堵车", "畅通"),
+    "locate": ("locate", "location", "geocod", "coordinate", "look up", "lookup", "poi", "address", "where am",
+               "position", "定位", "坐标", "地点", "位置", "地址", "经纬度"),
+}
+
+
+def _fold(text: str) -> str:
+    return re.sub(r"[\s_\-]+", " ", text.lower()).strip()
+
+
+@lru_cache(maxsize=8192)
+def steps_in_text(text: str) -> frozenset[str]:
+    """Atomic steps one plan item names (``"plan a driving route avoiding highways"`` ->
+    ``{preference_route_planning}``).
+
+    Route flavours: an item with waypoint cues is ``waypoint_route_planning``; with
+    preference cues ``preference_route_planning``; otherwise ``route_planning``. Route words
+    inside a time-calculation item do not add a route step. Labels equal to a step name
+    (``"nearby_search"``, ``"nearby search"``) map directly; other text falls back to a
+    fuzzy match (ratio >= 85) against the step names.
+    """
+    folded = _fold(text)
+    if not folded:
+        return frozenset()
+    for step in ATOMIC_STEPS:
+        if folded == step.replace("_", " "):
+            return frozenset({step})
+    found: set[str] = set()
+    for step, cues in _STEP_CUES.items():
+        if any(cue in folded for cue in cues):
+            found.add(step)
+    route_flavours = found & ROUTE_STEPS
+    found -= ROUTE_STEPS
+    if route_flavours and "time_calculation" not in found:
+        for flavour in ("waypoint_route_planning", "preference_route_planning", "route_planning"):
+            if flavour in route_flavours:
+                found.add(flavour)
+                break
+    if "traffic" in found and "preference_route_planning" in found and "traffic" not in folded:
+        found.discard("traffic")  # "躲避拥堵" is a route preference, not a traffic query
+    if not found:
+        best = max(ATOMIC_STEPS, key=lambda step: fuzz.ratio(folded, step.replace("_", " ")))
+        if fuzz.ratio(folded, best.replace("_", " ")) >= 85:
+            found.add(best)
+    return frozenset(found)
+
+
+def declared_plan_steps(plan: Iterable[Any] | None) -> frozenset[str] | None:
+    """Steps of a declared plan, or None when no plan was declared (None/empty/blank)."""
+    if plan is None:
+        return None
+    items = [item for item in plan if isinstance(item, str) and item.strip()]
+    if not items:
+        return None
+    steps: set[str] = set()
+    for item in items:
+        steps |= steps_in_text(item)
+    return frozenset(steps)
+
+
+def call_steps(name: str | None, arguments: Any) -> frozenset[str]:
+    """The atomic step one tool call performs (by its tool and arguments)."""
+    tool = canonical_tool_name(name)
+    if tool is None or tool == "finish":
+        return frozenset()
+    kind = TOOLS[tool].kind
+    if kind in ("poi", "geocode"):
+        return frozenset({"locate"})
+    if kind == "around":
+        return frozenset({"nearby_search"})
+    if kind in ("weather", "traffic"):
+        return frozenset({kind})
+    args = arguments if isinstance(arguments, dict) else {}
+    if args.get("waypoints"):
+        return frozenset({"waypoint_route_planning"})
+    strategy = args.get("strategy")
+    if strategy not in (None, "", [], "0", 0):
+        return frozenset({"preference_route_planning"})
+    return frozenset({"route_planning"})
+
+
+def gold_call_steps(gold_calls: Iterable[ToolCall]) -> frozenset[str]:
+    steps: set[str] = set()
+    for call in gold_calls:
+        steps |= call_steps(call.name, call.arguments)
+    return frozenset(steps)
+
+
+def gold_plan_steps(episode: Episode) -> frozenset[str]:
+    """The scenario's full decomposition: gold call steps plus steps no call shows."""
+    steps = set(gold_call_steps(episode.gold_calls))
+    scenario = episode.task_scenario
+    if scenario == "Arrival/Departure Time Query":
+        steps.add("time_calculation")
+    if scenario in ("Option-Constrained Route Planning", "Route-Constrained Planning") and steps & ROUTE_STEPS:
+        steps -= ROUTE_STEPS
+        steps.add("preference_route_planning")
+    return frozenset(steps)
+
+
+def decomposition_scores(gold: frozenset[str], pred: frozenset[str]) -> tuple[float, float]:
+    """(DEC_P, DEC_R) with the formulas and edge cases of the module docstring."""
+    if not gold:
+        return (1.0, 1.0) if not pred else (1.0, 0.0)
+    if not pred:
+        return 0.0, 0.0
+    common = len(gold & pred)
+    return common / len(gold), common / len(pred)

@@ -1,0 +1,82 @@
+"""Parsers of stated quantities: hand-checked values and property round trips."""
+
+from hypothesis import given, strategies as st
+
+from rewards.reference import format_clock, format_distance, format_duration
+from rewards.units import (Quantity, arabize, chinese_numeral_value, clock_difference, parse_clock_times,
+                           parse_distances, parse_durations, parse_temperatures, within_tolerance)
+
+
+def test_chinese_numerals():
+    assert chinese_numeral_value("三十七") == 37
+    assert chinese_numeral_value("一百零五") == 105
+    assert chinese_numeral_value("两") == 2
+    assert chinese_numeral_value("十") == 10
+    assert chinese_numeral_value("abc") is None
+    assert arabize("三十七分钟") == "37分钟"
+    assert arabize("一点五千米") != ""  # never raises on odd input
+
+
+def test_distances_in_both_scripts():
+    assert [q.value for q in parse_distances("全程150.1公里，另一条2,289 m")] == [150100.0, 2289.0]
+    assert [q.value for q in parse_distances("2.3km or 1.5千米")] == [2300.0, 1500.0]
+    assert [q.value for q in parse_distances("一百五十公里")] == [150000.0]
+    assert parse_distances("38 min") == ()
+
+
+def test_durations_sum_adjacent_parts_and_skip_clock_times():
+    assert [q.value for q in parse_durations("预计耗时1小时49分钟")] == [6540.0]
+    assert [q.value for q in parse_durations("1h49min")] == [6540.0]
+    assert [q.value for q in parse_durations("2 hours 5 minutes")] == [7500.0]
+    assert [q.value for q in parse_durations("一个半小时")] == [5400.0]
+    assert [q.value for q in parse_durations("半小时")] == [1800.0]
+    assert [q.value for q in parse_durations("三十七分钟，另一条42分钟")] == [2220.0, 2520.0]
+    assert [q.value for q in parse_durations("需要1小时9分钟，10点06分出发")] == [4140.0]
+
+
+def test_clock_times():
+    assert [t for t, _, _ in parse_clock_times("建议11:23出发，12点前到达")] == [683, 720]
+    assert [t for t, _, _ in parse_clock_times("下午3点")] == [900]
+    assert [t for t, _, _ in parse_clock_times("9点半出发")] == [570]
+    assert [t for t, _, _ in parse_clock_times("明天上午九点")] == [540]
+    assert [t for t, _, _ in parse_clock_times("11点15到")] == [675]
+    assert clock_difference(100, 820) == 0  # 1:40 vs 13:40 on a 12-hour dial
+    assert clock_difference(1430, 10, modulo_12h=False) == 20
+
+
+def test_temperatures():
+    assert parse_temperatures("气温-9~-2℃") == (-9.0, -2.0)
+    assert parse_temperatures("零下4度，最高零下2度") == (-4.0, -2.0)
+    assert parse_temperatures("-4°C") == (-4.0,)
+    assert parse_temperatures("5到12度") == (5.0, 12.0)
+
+
+def test_tolerance_is_five_percent_with_rounding_leniency():
+    assert within_tolerance(parse_distances("150公里")[0], 150123)
+    assert not within_tolerance(parse_distances("180公里")[0], 150123)  # +20 %
+    assert within_tolerance(parse_distances("2公里")[0], 2289)  # 2.289 km rounded to km
+    assert not within_tolerance(parse_distances("2.7公里")[0], 2289)
+    assert not within_tolerance(Quantity(3000, 1000, 0, 0), 2289)  # rounds to 2, not 3
+    assert within_tolerance(Quantity(0, 1, 0, 0), 0) and not within_tolerance(Quantity(5, 1, 0, 0), 0)
+
+
+@given(st.integers(min_value=1, max_value=3_000_000))
+def test_formatted_distance_round_trips_within_tolerance(metres):
+    stated = parse_distances("全程" + format_distance(metres))
+    assert len(stated) == 1 and within_tolerance(stated[0], metres)
+
+
+@given(st.integers(min_value=60, max_value=200_000))
+def test_formatted_duration_round_trips_within_tolerance(seconds):
+    stated = parse_durations("预计用时" + format_duration(seconds))
+    assert len(stated) == 1 and within_tolerance(stated[0], seconds)
+
+
+@given(st.integers(min_value=0, max_value=1439))
+def test_formatted_clock_round_trips(minutes):
+    assert [t for t, _, _ in parse_clock_times("建议" + format_clock(minutes) + "出发")] == [minutes]
+
+
+@given(st.text(max_size=60))
+def test_parsers_never_raise(text):
+    parse_distances(text), parse_durations(text), parse_clock_times(text), parse_temperatures(text)
