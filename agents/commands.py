@@ -83,7 +83,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--address", help="Ray cluster address to join (default: start a local one)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     llm = run.add_argument_group("LLM agents (react, plan-execute)")
-    llm.add_argument("--model", help="model name (or OPENAI_MODEL)")
+    llm.add_argument("--model", help="model name (or OPENAI_MODEL; default: the server's only model)")
     llm.add_argument("--base-url", help="OpenAI-compatible endpoint (or OPENAI_BASE_URL)")
     llm.add_argument("--api-key", help="API key (or OPENAI_API_KEY)")
     llm.add_argument("--models-file", type=Path, help="TOML file of named model presets")
@@ -91,6 +91,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     llm.add_argument("--temperature", type=float, help="sampling temperature (default 0.1)")
     llm.add_argument("--max-tokens", type=int, help="max output tokens per call (default 8192)")
     llm.add_argument("--language", choices=("zh", "en"), help="prompt language (default zh)")
+    llm.add_argument("--tool-mode", choices=("native", "json"),
+                     help="native function calling (default) or JSON-in-text for servers without tool support")
+    llm.add_argument("--timeout", type=float, help="seconds per model request (default 60)")
+    llm.add_argument("--max-retries", type=int, help="retries on 429/5xx/timeouts, with exponential backoff (default 4)")
+    for role in ("planner", "worker", "reporter"):
+        llm.add_argument(f"--{role}-model", help=f"model of the Plan-and-Execute {role} (default: --model)")
     run.set_defaults(func=_cmd_run)
 
     export = subparsers.add_parser("export", help="export a run's trajectories to Parquet for RL trainers",

@@ -21,6 +21,7 @@ from .tools import DRIVING_STRATEGIES, TOOLS, canonical_tool_name, parse_coordin
 
 COORD_DECIMALS = 6
 _CITY_SUFFIXES = ("特别行政区", "自治州", "自治县", "自治区", "地区", "新区", "市", "省", "区", "县", "盟", "旗")
+_SPACE = re.compile(r"\s+")
 _NAME_DROP = re.compile(r"[\s\u3000·•\-_,，。.、/\\'\"“”‘’()（）\[\]【】]+")
 
 
@@ -34,7 +35,7 @@ def canonical_coordinate(value: Any) -> str | None:
 def canonical_city(value: Any) -> str:
     if not isinstance(value, str):
         return ""
-    text = unicodedata.normalize("NFKC", value).strip().replace(" ", "")
+    text = _SPACE.sub("", unicodedata.normalize("NFKC", value))
     for suffix in _CITY_SUFFIXES:
         if text.endswith(suffix) and len(text) - len(suffix) >= 2:
             return text[: -len(suffix)]
@@ -97,7 +98,7 @@ def canonical_request(tool: str, arguments: dict[str, Any]) -> CanonicalRequest:
         name = canonical_name(args.get("keywords"))
         return CanonicalRequest(tool, f"{location}|{name}", name=name, points=_points(location))
     if kind == "geocode":
-        location = canonical_coordinate(f"{args.get('longitude')},{args.get('latitude')}") or ""
+        location = canonical_coordinate(_coordinate_text(args.get("longitude"), args.get("latitude"))) or ""
         return CanonicalRequest(tool, location, points=_points(location))
     # route tools
     origin = canonical_coordinate(args.get("origin")) or ""
@@ -109,6 +110,14 @@ def canonical_request(tool: str, arguments: dict[str, Any]) -> CanonicalRequest:
         options = canonical_strategies(args.get("strategy"))
     key = f"{origin}|{destination}|{options}|{';'.join(waypoints)}"
     return CanonicalRequest(tool, key, points=_points(origin, destination, *waypoints), options=options)
+
+
+def _coordinate_text(lng: Any, lat: Any) -> str:
+    """'lng,lat' from numbers or numeric text as validation accepts them (116.4, '1e-07', ' 39.9 ')."""
+    try:
+        return f"{float(lng):.{COORD_DECIMALS}f},{float(lat):.{COORD_DECIMALS}f}"
+    except (TypeError, ValueError):
+        return f"{lng},{lat}"
 
 
 def _points(*coordinates: str) -> tuple[tuple[float, float], ...]:

@@ -22,6 +22,8 @@ from typing import Any
 EXCEL_CELL_LIMIT = 32_767
 
 _ENUM_REPR = re.compile(r"<([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*): (-?\d+)>")
+# A string literal (as repr writes it) or an enum repr: enum-like text inside a string is data.
+_STRING_OR_ENUM = re.compile(r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|""" + _ENUM_REPR.pattern)
 _CLOSER = {"[": "]", "{": "}", "(": ")"}
 
 
@@ -38,7 +40,7 @@ class ParsedCell:
 
 def replace_enum_reprs(text: str) -> str:
     """``<ToolStatus.SUCCESS: 0>`` -> ``'SUCCESS'`` (the member name, as a string literal)."""
-    return _ENUM_REPR.sub(lambda m: repr(m.group(2)), text)
+    return _STRING_OR_ENUM.sub(lambda m: repr(m.group(2)) if m.group(2) else m.group(0), text)
 
 
 def parse_cell(text: str) -> ParsedCell:
@@ -59,15 +61,15 @@ def parse_cell(text: str) -> ParsedCell:
     source = replace_enum_reprs(stripped)
     try:
         return ParsedCell(ast.literal_eval(source))
-    except (ValueError, SyntaxError, MemoryError, RecursionError) as exc:
-        first_error = exc
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
+        first_error = exc  # TypeError: an unhashable dict key or set item, e.g. "{[]: 1}"
     repaired = repair_truncated_literal(source)
     if repaired is None:
         raise CellParseError(f"not a Python literal ({type(first_error).__name__}: {first_error})")
     fixed_text, kept, detail = repaired
     try:
         value = ast.literal_eval(fixed_text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError) as exc:
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
         raise CellParseError(f"truncated literal could not be repaired: {exc}") from exc
     cut_note = " (cell is at the Excel limit)" if len(text) >= EXCEL_CELL_LIMIT else ""
     return ParsedCell(value, True, f"truncated literal{cut_note}: {detail}; kept {kept} complete element(s)")
@@ -76,8 +78,10 @@ def parse_cell(text: str) -> ParsedCell:
 def _scan(text: str):
     """Walk a literal; return the open-container stack at the end of the text.
 
-    Each stack item is ``[opener, open_pos, last_sep_pos, key_path_hint]`` where
-    ``last_sep_pos`` is the index of the last comma at that depth (or None).
+    Each stack item is ``[opener, open_pos, last_sep_pos, key_path_hint, complete_end]`` where
+    ``last_sep_pos`` is the index of the last comma at that depth (or None) and
+    ``complete_end`` the end of a string or container closed after that comma (or None): an
+    element the cut left whole.
     """
     stack: list[list[Any]] = []
     i, n = 0, len(text)
@@ -102,14 +106,19 @@ def _scan(text: str):
                 return stack, True  # cut inside a string
             last_key = text[start:j]
             i = j + len(end_seq)
+            if stack:
+                stack[-1][4] = i
             continue
         if ch in _CLOSER:
-            stack.append([ch, i, None, last_key])
+            stack.append([ch, i, None, last_key, None])
         elif ch in "]})":
             if stack:
                 stack.pop()
+            if stack:
+                stack[-1][4] = i + 1
         elif ch == "," and stack:
             stack[-1][2] = i
+            stack[-1][4] = None
         i += 1
     return stack, False
 
@@ -131,14 +140,16 @@ def repair_truncated_literal(text: str) -> tuple[str, int, str] | None:
         return None
     # The outermost open list that still has a complete element: a route whose first path
     # alone exceeds the limit keeps that path with its complete steps instead of nothing.
-    list_depth = next((d for d in open_lists if stack[d][2] is not None), open_lists[0])
-    opener, open_pos, last_sep, key_hint = stack[list_depth]
-    cut = last_sep if last_sep is not None else open_pos + 1
+    list_depth = next((d for d in open_lists if stack[d][2] is not None or stack[d][4] is not None), open_lists[0])
+    opener, open_pos, last_sep, key_hint, complete_end = stack[list_depth]
+    # A cut that fell just after an element's closing bracket or quote leaves it whole: keep it.
+    cut = complete_end if complete_end is not None else last_sep if last_sep is not None else open_pos + 1
     head = text[:cut]
     kept = _count_top_level_items(text[open_pos + 1:cut])
     closers = "".join(_CLOSER[item[0]] for item in reversed(stack[: list_depth + 1]))
     name = f"'{key_hint}'" if key_hint else "list"
-    return head + closers, kept, f"cut inside {name}, dropped the incomplete tail element"
+    dropped = "no element was cut" if complete_end is not None else "dropped the incomplete tail element"
+    return head + closers, kept, f"cut inside {name}, {dropped}"
 
 
 def _count_top_level_items(body: str) -> int:

@@ -1,7 +1,8 @@
 """``load_episodes(path)``: official CSV / XLSX / JSONL, our Parquet, or a built directory.
 
 Bad rows are never dropped silently: each one is listed in the :class:`LoadReport` with file,
-row and column (``strict=True`` raises the first one instead). Repairs (truncated cells cut
+row and column (rows are numbered from 1 over data rows, the header not counted: row N of a
+CSV is its line N + 1, row N of a JSONL its line N) (``strict=True`` raises the first one instead). Repairs (truncated cells cut
 back to their last complete path or transit) are counted in the report and recorded on the
 episode itself.
 
@@ -98,10 +99,10 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                yield index, RowError(path, f"invalid JSON: {exc}", row=index)
+                yield index, RowError(path, f"invalid JSON: {exc}", row=index + 1)
                 continue
             if not isinstance(row, dict):
-                yield index, RowError(path, "a line must be a JSON object of official columns", row=index)
+                yield index, RowError(path, "a line must be a JSON object of official columns", row=index + 1)
                 continue
             yield index, row
 
@@ -132,7 +133,7 @@ def _rows_to_episodes(path: Path, rows: Iterable[tuple[int, Any]], strict: bool)
         try:
             if isinstance(row, RowError):
                 raise row
-            episode = episode_from_row(row, source=str(path), row_number=index)
+            episode = episode_from_row(row, source=str(path), row_number=index + 1)
         except RowError as exc:
             if strict:
                 raise
@@ -168,8 +169,11 @@ def episodes_from_parquet(path: Path, *, with_responses: bool = True) -> Episode
         if not sandbox_path.exists():
             raise DataFileError(sandbox_path, "missing: an episodes.parquet needs its sandbox.parquet beside it "
                                               "(rebuild with `mobility-env build SRC --out DIR`)")
-        sandbox = pq.read_table(sandbox_path, columns=["tool", "arguments", "response", "source_column",
-                                                       "gold_index", "truncated"]).to_pylist()
+        try:
+            sandbox = pq.read_table(sandbox_path, columns=["tool", "arguments", "response", "source_column",
+                                                           "gold_index", "truncated"]).to_pylist()
+        except (OSError, ValueError) as exc:  # ArrowInvalid is a ValueError
+            raise DataFileError(sandbox_path, f"cannot read Parquet: {exc} (rebuild with `mobility-env build SRC --out DIR`)") from exc
         recorded_by_row = []
         for start, stop in zip(table.column("sandbox_start").to_pylist(), table.column("sandbox_stop").to_pylist()):
             recorded_by_row.append([RecordedCall(

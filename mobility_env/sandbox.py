@@ -145,7 +145,10 @@ class Sandbox:
     def episode_ranges(self) -> dict[str, tuple[int, int]]:
         if self._episode_ranges is None:
             assert self.directory is not None
-            table = pq.read_table(self.directory / EPISODES_FILE, columns=["episode_id", "sandbox_start", "sandbox_stop"])
+            try:
+                table = pq.read_table(self.directory / EPISODES_FILE, columns=["episode_id", "sandbox_start", "sandbox_stop"])
+            except (OSError, ValueError) as exc:  # ArrowInvalid is a ValueError
+                raise SandboxError(f"{self.directory / EPISODES_FILE}: cannot read ({exc})") from exc
             self._episode_ranges = {eid: (start, stop) for eid, start, stop in zip(
                 table.column("episode_id").to_pylist(), table.column("sandbox_start").to_pylist(),
                 table.column("sandbox_stop").to_pylist())}
@@ -284,7 +287,8 @@ class Sandbox:
             found = self._nearest(req, candidates, near_misses)
             if found is not None:
                 entry, distance, score = found
-                match = "nearest" if distance > 0.5 else "fuzzy"
+                # same place, similar keywords (search_around_poi) is a name match; any move is nearest
+                match = "fuzzy" if distance <= 0.5 and score is not None and score < 100.0 else "nearest"
                 return LookupResult(match, req.tool, req.key, entry, scope, score, distance,
                                     detail=f"recorded call within {distance:.0f} m")
         return None

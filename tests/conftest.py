@@ -1,0 +1,93 @@
+"""Shared fixtures: the real MobilityBench sample, loaded once and built once per session.
+
+The sample lives outside the checkout (``../shared/mobilitybench/sample_dev.csv``, beside the
+repository in CI); it is read from there and never copied into the project.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from mobility_env.build import build_directory
+from mobility_env.loaders import EpisodeList, load_episodes
+from mobility_env.sandbox import Sandbox
+
+SAMPLE_CSV = Path(__file__).resolve().parents[1].parent / "shared" / "mobilitybench" / "sample_dev.csv"
+SAMPLE_ROWS = 81
+SAMPLE_TRUNCATED = 8
+METRES_PER_DEGREE = 111_195.0  # one degree of latitude on the mean-radius sphere
+
+
+@pytest.fixture(scope="session")
+def sample_csv() -> Path:
+    if not SAMPLE_CSV.is_file():
+        pytest.fail(f"real MobilityBench sample not found at {SAMPLE_CSV}; "
+                    "the tests expect ../shared beside the checkout")
+    return SAMPLE_CSV
+
+
+@pytest.fixture(scope="session")
+def sample_table(sample_csv: Path) -> tuple[list[str], list[dict[str, str]]]:
+    """The raw CSV: header and rows as strings, read with the csv module (not our loader)."""
+    csv.field_size_limit(2**31 - 1)
+    with sample_csv.open(encoding="utf-8-sig", newline="") as handle:
+        reader = csv.DictReader(handle)
+        rows = list(reader)
+        return list(reader.fieldnames or []), rows
+
+
+@pytest.fixture(scope="session")
+def sample_rows(sample_table) -> list[dict[str, str]]:
+    return sample_table[1]
+
+
+@pytest.fixture(scope="session")
+def sample_episodes(sample_csv: Path) -> EpisodeList:
+    return load_episodes(sample_csv)
+
+
+@pytest.fixture(scope="session")
+def episodes_by_id(sample_episodes) -> dict[str, Any]:
+    return {e.episode_id: e for e in sample_episodes}
+
+
+@pytest.fixture(scope="session")
+def built_dir(sample_episodes, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("built") / "sample"
+    return build_directory(sample_episodes, out, source=str(SAMPLE_CSV), report=sample_episodes.report.to_dict())
+
+
+@pytest.fixture(scope="session")
+def sandbox(built_dir: Path) -> Sandbox:
+    """The sandbox opened from the built directory (the path the env takes)."""
+    return Sandbox.open(built_dir)
+
+
+@pytest.fixture(scope="session")
+def write_csv() -> Callable[[Path, list[str], list[dict[str, Any]]], Path]:
+    def write(path: Path, header: list[str], rows: list[dict[str, Any]]) -> Path:
+        with path.open("w", encoding="utf-8", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=header, extrasaction="ignore")
+            writer.writeheader()
+            for row in rows:
+                writer.writerow({h: row.get(h, "") for h in header})
+        return path
+    return write
+
+
+def shift_coordinate(coord: str, north_m: float, east_m: float = 0.0) -> str:
+    """Move a 'lng,lat' string by metres north and east (small offsets)."""
+    lng, lat = (float(x) for x in coord.split(","))
+    lat2 = lat + north_m / METRES_PER_DEGREE
+    lng2 = lng + east_m / (METRES_PER_DEGREE * math.cos(math.radians(lat)))
+    return f"{lng2:.6f},{lat2:.6f}"
+
+
+@pytest.fixture(scope="session")
+def shift() -> Callable[..., str]:
+    return shift_coordinate

@@ -1,0 +1,340 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 that plays a scripted model.
+
+``ScriptedOpenAIServer(script)`` serves ``POST /v1/chat/completions`` and ``GET /v1/models``
+in the OpenAI wire format from a ``ThreadingHTTPServer`` bound to an ephemeral port, in a
+background thread. Each chat request consumes the next :class:`Turn` of the script:
+
+* :func:`tool_turn` / :func:`text_turn`: a 200 ``chat.completion`` with an assistant message
+  (``tool_calls`` whose ``arguments`` are JSON *strings*, as on the wire, or plain content)
+  and a ``usage`` block (omitted when ``usage=None``);
+* faults: :func:`rate_limited` (429 + ``Retry-After``), :func:`server_error` (500),
+  :func:`context_overflow` (400 ``context_length_exceeded``), :func:`delayed` (answer only
+  after a delay longer than the client's timeout); malformed tool calls are plain tool
+  turns with a broken ``arguments`` string or an unknown name.
+
+Like a strict hosted API it checks the conversation it receives (roles, ``tool`` messages
+answering the preceding assistant ``tool_calls``, the ``tools`` shape) and answers a
+violation with a 400; every received request body is recorded for assertions.
+A request after the script ran out gets a 500 and is counted in ``overruns``.
+
+:func:`react_script` and :func:`plan_execute_script` turn a list of actions (an episode's
+gold trajectory, see :func:`gold_actions`) into the script that makes each agent play it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Iterable
+
+MODEL = "scripted-model"
+
+
+@dataclass
+class Turn:
+    """One scripted answer to one chat-completions request."""
+
+    status: int = 200
+    message: dict[str, Any] | None = None
+    usage: tuple[int, int] | None = (0, 0)
+    finish_reason: str | None = None
+    error: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+
+@dataclass
+class ReceivedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    at: float
+
+
+def tool_call(name: str, arguments: Any, call_id: str | None = None) -> dict[str, Any]:
+    """A wire tool call; ``arguments`` dicts are JSON-encoded, strings are sent verbatim."""
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
+
+
+def tool_turn(*calls: dict[str, Any], content: str | None = None, usage: tuple[int, int] | None = (100, 10)) -> Turn:
+    numbered = [{**c, "id": c.get("id") or f"call_{i}"} for i, c in enumerate(calls)]
+    return Turn(message={"role": "assistant", "content": content, "tool_calls": numbered}, usage=usage,
+                finish_reason="tool_calls")
+
+
+def text_turn(content: str, usage: tuple[int, int] | None = (100, 10)) -> Turn:
+    return Turn(message={"role": "assistant", "content": content}, usage=usage, finish_reason="stop")
+
+
+def finish_turn(arguments: dict[str, Any], usage: tuple[int, int] | None = (100, 10)) -> Turn:
+    return tool_turn(tool_call("finish", arguments), usage=usage)
+
+
+def rate_limited(retry_after: float = 0.0) -> Turn:
+    return Turn(status=429, headers={"Retry-After": f"{retry_after:g}"},
+                error={"message": "Rate limit reached, retry later", "type": "requests", "code": "rate_limit_exceeded"})
+
+
+def server_error(status: int = 500) -> Turn:
+    return Turn(status=status, error={"message": "The server had an error while processing your request.",
+                                      "type": "server_error", "code": None})
+
+
+def context_overflow(limit: int = 8192) -> Turn:
+    return Turn(status=400, error={
+        "message": f"This model's maximum context length is {limit} tokens. However, your messages resulted in "
+                   f"{limit + 1234} tokens. Please reduce the length of the messages.",
+        "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"})
+
+
+def bad_request(message: str = "Invalid value for 'model'") -> Turn:
+    return Turn(status=400, error={"message": message, "type": "invalid_request_error", "code": None})
+
+
+def delayed(turn: Turn, seconds: float) -> Turn:
+    return Turn(**{**turn.__dict__, "delay_s": seconds})
+
+
+class ScriptedOpenAIServer:
+    """See module docstring. Use as a context manager; ``base_url`` ends in ``/v1``."""
+
+    def __init__(self, script: Iterable[Turn] = (), *, model: str = MODEL, strict: bool = True):
+        self.script = list(script)
+        self.model = model
+        self.strict = strict
+        self.requests: list[ReceivedRequest] = []
+        self.protocol_errors: list[str] = []
+        self.overruns = 0
+        self._next = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def __enter__(self) -> "ScriptedOpenAIServer":
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # keep pytest output clean
+                pass
+
+            def do_GET(self) -> None:
+                server._record(self, None)
+                if self.path.rstrip("/") == "/v1/models":
+                    self._send(200, {"object": "list", "data": [
+                        {"id": server.model, "object": "model", "created": 0, "owned_by": "tests"}]})
+                else:
+                    self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    server._record(self, raw.decode("utf-8", "replace"))
+                    self._send(400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}})
+                    return
+                server._record(self, body)
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+                    return
+                problem = server.check_request(body) if server.strict else None
+                if problem:
+                    server.protocol_errors.append(problem)
+                    self._send(400, {"error": {"message": problem, "type": "invalid_request_error"}})
+                    return
+                turn = server._take()
+                if turn is None:
+                    self._send(500, {"error": {"message": "script exhausted", "type": "server_error"}})
+                    return
+                if turn.delay_s and server._stop.wait(turn.delay_s):
+                    return
+                if turn.status != 200:
+                    self._send(turn.status, {"error": turn.error or {"message": "error"}}, turn.headers)
+                    return
+                self._send(200, server.completion(body, turn), turn.headers)
+
+            def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for key, value in (headers or {}).items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
+                    pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="scripted-openai", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    @property
+    def base_url(self) -> str:
+        assert self._httpd is not None, "start the server first (use it as a context manager)"
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    # ------------------------------------------------------------------ script
+    def _take(self) -> Turn | None:
+        with self._lock:
+            if self._next >= len(self.script):
+                self.overruns += 1
+                return None
+            turn = self.script[self._next]
+            self._next += 1
+            return turn
+
+    @property
+    def remaining(self) -> int:
+        return len(self.script) - self._next
+
+    def _record(self, handler: BaseHTTPRequestHandler, body: Any) -> None:
+        with self._lock:
+            self.requests.append(ReceivedRequest(handler.command, handler.path,
+                                                 {k.lower(): v for k, v in handler.headers.items()},
+                                                 body, time.monotonic()))
+
+    @property
+    def chat_requests(self) -> list[ReceivedRequest]:
+        return [r for r in self.requests if r.method == "POST" and r.path.rstrip("/") == "/v1/chat/completions"]
+
+    @property
+    def chat_bodies(self) -> list[dict[str, Any]]:
+        return [r.body for r in self.chat_requests]
+
+    def completion(self, body: dict[str, Any], turn: Turn) -> dict[str, Any]:
+        with self._lock:
+            index = len(self.requests)
+        message = dict(turn.message or {"role": "assistant", "content": ""})
+        if not message.get("tool_calls"):
+            message.pop("tool_calls", None)
+        payload: dict[str, Any] = {
+            "id": f"chatcmpl-scripted-{index}", "object": "chat.completion", "created": 1_700_000_000,
+            "model": body.get("model", self.model),
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason":
+                         turn.finish_reason or ("tool_calls" if message.get("tool_calls") else "stop")}],
+        }
+        if turn.usage is not None:
+            prompt, completion = turn.usage
+            payload["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion,
+                                "total_tokens": prompt + completion}
+        return payload
+
+    # ------------------------------------------------------------------ protocol checks
+    @staticmethod
+    def check_request(body: Any) -> str | None:
+        """The first way ``body`` breaks the chat-completions protocol, or None."""
+        if not isinstance(body, dict):
+            return "body must be a JSON object"
+        if not isinstance(body.get("model"), str) or not body["model"]:
+            return "'model' is required"
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            return "'messages' must be a non-empty array"
+        tools = body.get("tools")
+        if tools is not None:
+            if not isinstance(tools, list) or not tools:
+                return "'tools' must be a non-empty array"
+            for tool in tools:
+                function = tool.get("function") if isinstance(tool, dict) else None
+                if tool.get("type") != "function" or not isinstance(function, dict) or not function.get("name") \
+                        or not isinstance(function.get("parameters"), dict):
+                    return f"invalid tool {str(tool)[:80]}"
+        open_calls: list[str] = []
+        for i, message in enumerate(messages):
+            role = message.get("role") if isinstance(message, dict) else None
+            if role not in ("system", "user", "assistant", "tool"):
+                return f"messages[{i}]: invalid role {role!r}"
+            extra = set(message) - {"role", "content", "tool_calls", "tool_call_id", "name"}
+            if extra:
+                return f"messages[{i}]: unexpected keys {sorted(extra)}"
+            if role == "tool":
+                if message.get("tool_call_id") not in open_calls:
+                    return (f"messages[{i}]: a 'tool' message must answer a preceding assistant tool call "
+                            f"(got tool_call_id {message.get('tool_call_id')!r})")
+                open_calls.remove(message["tool_call_id"])
+                if not isinstance(message.get("content"), str):
+                    return f"messages[{i}]: tool content must be a string"
+                continue
+            if open_calls:
+                return f"messages[{i}]: tool calls {open_calls} were not answered before a {role} message"
+            if role == "assistant" and message.get("tool_calls"):
+                if tools is None:
+                    return f"messages[{i}]: assistant tool_calls in a request without tools"
+                for call in message["tool_calls"]:
+                    if not call.get("id") or call.get("type") != "function" \
+                            or not isinstance(call.get("function", {}).get("arguments"), str):
+                        return f"messages[{i}]: malformed tool call {str(call)[:80]}"
+                    open_calls.append(call["id"])
+            elif not isinstance(message.get("content"), str):
+                return f"messages[{i}]: {role} content must be a string"
+        return None
+
+
+# --------------------------------------------------------------------------- gold scripts
+def gold_actions(env: Any, episode_id: str) -> list[dict[str, Any]]:
+    """The oracle's actions on ``episode_id``: its gold tool calls, then its ``finish``.
+
+    Played by a scripted model, these must earn exactly the oracle's score.
+    """
+    from agents.oracle import OracleAgent
+    from mobility_env.actions import parse_action
+
+    record = OracleAgent().run_episode(env, episode_id)
+    actions = []
+    for step in record["trajectory"]["steps"]:
+        parsed = parse_action(step["action"])
+        actions.append({"name": parsed.name, "arguments": parsed.arguments})
+    assert actions and actions[-1]["name"] == "finish", "the oracle did not finish"
+    return actions
+
+
+def react_script(actions: list[dict[str, Any]], usage: tuple[int, int] = (100, 10)) -> list[Turn]:
+    """One assistant turn per action, each a single tool call (the last one ``finish``)."""
+    return [tool_turn(tool_call(a["name"], a["arguments"], f"call_{i}"), usage=usage) for i, a in enumerate(actions)]
+
+
+def plan_execute_script(actions: list[dict[str, Any]], *,
+                        usage: dict[str, tuple[int, int]] | None = None) -> list[Turn]:
+    """Planner, worker and reporter turns that make ``PlanExecuteAgent`` play ``actions``.
+
+    The plan's steps are the finish's ``plan`` labels (one step per call when it has none);
+    the worker makes every map call in step 1 (as parallel tool calls), then closes each
+    step with a summary; the reporter answers the finish's ``answer`` and ``route_index``.
+    """
+    usage = {"planner": (300, 30), "worker": (200, 20), "reporter": (400, 40), **(usage or {})}
+    calls, finish = actions[:-1], actions[-1]["arguments"]
+    labels = list(finish.get("plan") or [c["name"] for c in calls] or ["answer"])
+    plan = {"intent": finish.get("intent"), "slots": finish.get("slots"),
+            "steps": [{"step": label, "goal": f"do {label}"} for label in labels]}
+    script = [text_turn(json.dumps(plan, ensure_ascii=False), usage=usage["planner"])]
+    if calls:
+        script.append(tool_turn(*(tool_call(c["name"], c["arguments"], f"call_{i}") for i, c in enumerate(calls)),
+                                usage=usage["worker"]))
+    script += [text_turn(f"step {label} done", usage=usage["worker"]) for label in labels]
+    report = {"answer": finish["answer"], "route_index": finish.get("route_index")}
+    script.append(text_turn(json.dumps(report, ensure_ascii=False), usage=usage["reporter"]))
+    return script
