@@ -55,6 +55,9 @@ class RunConfig:
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.out_dir = Path(self.out_dir)
+
 
 def read_results(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     """Records of a results.jsonl; a cut last line is dropped (and removed when ``repair``)."""
