@@ -13,6 +13,7 @@ the generator records routes to siblings so that a wrong destination gets real e
 from __future__ import annotations
 
 import math
+import re
 
 from .catalog import CATEGORIES, NEARBY_CATEGORIES
 from .geo import Point, haversine_m
@@ -88,6 +89,11 @@ def search_around(world: World, city: City, center: Point, keyword: str | None, 
     return found
 
 
+def _street(address: str) -> str:
+    """The road part of an address ('花园区 星火路302号' -> '星火路')."""
+    return re.sub(r"\d.*$", "", address.split(" ")[-1])
+
+
 def sibling_of(world: World, city: City, poi: Poi, salt: str = "") -> Poi:
     """A different place with a confusable name, 1-6 km from ``poi``."""
     rng = rng_for(world.seed, "sibling", city.name, poi.name, salt)
@@ -104,8 +110,11 @@ def sibling_of(world: World, city: City, poi: Poi, salt: str = "") -> Poi:
             point = city.point(*(a + b for a, b in zip(city.xy(poi.location), (rng.uniform(-300, 300), rng.uniform(-300, 300)))))
         else:
             name = poi.name + _VARIANTS[rng.randrange(len(_VARIANTS))]
-        if name != poi.name:
-            return Poi(name, poi.category, point, district, city.street_address(point, name), poi.brand)
+        address = city.street_address(point, name)
+        # A sibling must be wrong by the verifier's own rule (not same district *and* road).
+        same_spot = district == poi.district and _street(address) == _street(poi.address)
+        if name != poi.name and not same_spot:
+            return Poi(name, poi.category, point, district, address, poi.brand)
     raise RuntimeError(f"no sibling for {poi.name!r}")  # unreachable in practice: variants always differ
 
 
