@@ -38,8 +38,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     from .runner import RunConfig, default_out_dir, run_local
 
-    if args.samples_per_episode < 1 or args.workers < 1:
-        raise ConfigError("--samples-per-episode and --workers must be at least 1")
+    if args.samples_per_episode < 1 or args.workers < 1 or args.concurrency < 1:
+        raise ConfigError("--samples-per-episode, --workers and --concurrency must be at least 1")
     if args.resume and args.out is None:
         raise ConfigError("--resume needs the --out directory of the run to continue")
     out = args.out or default_out_dir(args.agent, args.data)
@@ -52,7 +52,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.backend == "ray":
         from .ray_runner import run_ray
 
-        records = run_ray(factory, config, address=args.address)
+        records = run_ray(factory, config, address=args.address, concurrency=args.concurrency)
     else:
         records = run_local(factory, config)
     print(format_scorecard(records))
@@ -81,6 +81,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--backend", choices=("local", "ray"), default="local", help="where episodes run")
     run.add_argument("--workers", type=int, default=1, help="parallel workers (threads locally, actors on Ray)")
     run.add_argument("--address", help="Ray cluster address to join (default: start a local one)")
+    run.add_argument("--concurrency", type=int, default=1,
+                     help="episodes in flight per Ray worker (threads; raise it for LLM-bound agents)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     llm = run.add_argument_group("LLM agents (react, plan-execute)")
     llm.add_argument("--model", help="model name (or OPENAI_MODEL; default: the server's only model)")

@@ -37,12 +37,14 @@ def _by_key(records):
 def test_ray_equals_local_for_deterministic_agent(tmp_path, built_dir):
     local = run_local(RuleAgent, _config(tmp_path, "local", built_dir, limit=24))
     remote = run_ray(RuleAgent, _config(tmp_path, "ray", built_dir, limit=24, workers=2))
-    assert len(local) == len(remote) == 24
-    local_by, remote_by = _by_key(local), _by_key(remote)
-    assert local_by.keys() == remote_by.keys()
-    for key in local_by:
-        assert local_by[key]["metrics"] == remote_by[key]["metrics"]
-        assert local_by[key]["total_reward"] == remote_by[key]["total_reward"]
+    threaded = run_ray(RuleAgent, _config(tmp_path, "ray-threads", built_dir, limit=24, workers=2), concurrency=3)
+    assert len(local) == len(remote) == len(threaded) == 24
+    local_by = _by_key(local)
+    for other in (_by_key(remote), _by_key(threaded)):
+        assert local_by.keys() == other.keys()
+        for key in local_by:
+            assert local_by[key]["metrics"] == other[key]["metrics"]
+            assert local_by[key]["total_reward"] == other[key]["total_reward"]
 
 
 def test_killed_worker_loses_and_duplicates_nothing(tmp_path, built_dir):
