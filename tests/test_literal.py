@@ -97,7 +97,7 @@ def test_sample_truncated_routes_are_repaired_to_complete_items(sample_rows, sam
     cut_rows = [i for i, row in enumerate(sample_rows) if len(row["route_ans"]) == EXCEL_CELL_LIMIT]
     assert len(cut_rows) == SAMPLE_TRUNCATED
     for i in cut_rows:
-        episode = by_row[i]
+        episode = by_row[i + 1]  # rows are numbered from 1
         repairs = [r for r in episode.repairs if r.kind == "truncated"]
         assert [r.column for r in repairs] == ["route_ans"], episode.episode_id
         assert "Excel limit" in repairs[0].detail
@@ -131,7 +131,7 @@ def test_sample_tool_status_enum_becomes_success(sample_rows, sample_episodes):
     by_row = {e.row: e for e in sample_episodes}
     statuses = []
     for i in rows_with_enum:
-        episode = by_row[i]
+        episode = by_row[i + 1]  # rows are numbered from 1
         dumped = json.dumps(episode.model_dump(), ensure_ascii=False)
         assert "<ToolStatus" not in dumped and "ToolStatus." not in dumped
         statuses += [c.response["status"] for c in episode.recorded
