@@ -61,14 +61,26 @@ def _mode(query: str) -> str:
     return next((mode for mode, cues in MODE_CUES if any(c in query for c in cues)), "driving")
 
 
+def strategies_in(q: str) -> list[str]:
+    """Strategy names a query asks for; '不走高速' is not also '走高速'."""
+    found, rest = [], q
+    for name, cues in STRATEGY_CUES:
+        for cue in sorted(cues, key=len, reverse=True):
+            if cue in rest:
+                found.append(name)
+                rest = rest.replace(cue, " ")
+                break
+    return found
+
+
 def parse_query(query: str) -> Parse:
     """Pull every slot out of the query, then classify the scenario from cue words."""
     q = query.strip()
     parse = Parse("POI Query")
-    parse.strategies = [name for name, cues in STRATEGY_CUES if any(c in q for c in cues)]
+    parse.strategies = strategies_in(q)
     parse.excluded_lines = []
     for match in _EXCLUDE.finditer(q):
-        parse.excluded_lines += [m.group(0) for m in _LINE.finditer(match.group(2))]
+        parse.excluded_lines += [re.sub(r"^[和与及、]", "", m.group(0)) for m in _LINE.finditer(match.group(2))]
     parse.excluded_lines = list(dict.fromkeys(parse.excluded_lines))
     parse.forecast = any(w in q for w in _FORECAST)
     road = _ROAD.search(_FILLERS.sub("", q.replace("为什么", "").replace("为啥", "")))
@@ -89,7 +101,7 @@ def classify(q: str, parse: Parse) -> str:
     """The scenario a query asks for, from cue words and the slots found."""
     if "天气" in q or "下雨" in q or "气温" in q:
         return "Weather Query"
-    if re.search(r"堵|路况|拥挤|车祸|事故|畅通", q) and not re.search(r"到|去", q.split("堵")[0][-6:] if "堵" in q else ""):
+    if re.search(r"堵|路况|拥挤|车祸|事故|畅通", q) and not re.search(r"怎么走|导航|路线|出发|躲避拥堵|避开拥堵", q):
         return "Traffic Info Query"
     if parse.center is not None or re.search(r"(附近|周边|周围)", q):
         return "Nearby Query"
@@ -216,6 +228,11 @@ class RuleAgent(Agent):
             answer = answers.describe_poi(self._last_response(session))
             slots, plan = {"keyword": keyword}, ["locate"]
             parse.scenario = "POI Query"
+        if city:
+            slots.setdefault("city", city)
+        day = re.search(r"今天|明天|后天|大后天", session.query)
+        if day and parse.scenario in ("Weather Query", "Arrival/Departure Time Query"):
+            slots["time"] = day.group(0)
         if not session.done:
             session.finish(answer, intent=parse.scenario, slots={k: v for k, v in slots.items() if v not in (None, "", [])},
                            plan=plan, route_index=route_index)
