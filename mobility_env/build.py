@@ -6,6 +6,10 @@ Layout of a built directory::
     DIR/sandbox.parquet    one row per recorded call (SANDBOX_SCHEMA); the entries of one
                            episode are contiguous: rows [sandbox_start, sandbox_stop)
     DIR/manifest.json      format version, counts, source, load report
+    DIR/sandbox.arrow, DIR/episodes.arrow, DIR/sandbox_index/
+                           the same rows uncompressed for memory-mapping, and the replay index
+                           (``mobility_env.replay_index``); derived, optional, rebuilt from the
+                           Parquet files by ``write_replay_index(DIR)``
 
 Responses are stored as JSON text (never Python reprs), keys in the canonical form of
 ``mobility_env.canonical``, so a lookup needs no parsing of the table.
@@ -55,7 +59,7 @@ SANDBOX_SCHEMA = pa.schema([
     ("city", pa.string()),
     ("options", pa.string()),          # strategy / forecast options that must match exactly
     ("points", pa.string()),           # 'lng,lat;lng,lat' canonical points for nearest matching
-    ("lng", pa.float64()),             # first point (NaN if none), indexed by the BallTree
+    ("lng", pa.float64()),             # first point (NaN if none), indexed for the nearest stage
     ("lat", pa.float64()),
     ("response", pa.string()),         # JSON
     ("source_column", pa.string()),
@@ -155,6 +159,9 @@ def build_directory(episodes: Iterable[Episode], out_dir: str | os.PathLike, *, 
         sandbox_buf.close()
     os.replace(tmp_episodes, out / EPISODES_FILE)
     os.replace(tmp_sandbox, out / SANDBOX_FILE)
+    from .replay_index import write_replay_index  # imports build: deferred
+
+    write_replay_index(out)
     manifest = {
         "format_version": FORMAT_VERSION, "source": source, "episodes": episodes_buf.count,
         "sandbox_entries": sandbox_buf.count, "scenarios": dict(sorted(scenarios.items())),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from .tools import DRIVING_STRATEGIES, TOOLS, canonical_tool_name, parse_coordinate
@@ -101,15 +102,35 @@ def canonical_request(tool: str, arguments: dict[str, Any]) -> CanonicalRequest:
         location = canonical_coordinate(_coordinate_text(args.get("longitude"), args.get("latitude"))) or ""
         return CanonicalRequest(tool, location, points=_points(location))
     # route tools
-    origin = canonical_coordinate(args.get("origin")) or ""
-    destination = canonical_coordinate(args.get("destination")) or ""
-    waypoints = [canonical_coordinate(w) or "" for w in (args.get("waypoints") or [])]
+    origin, origin_point = _canonical_point(args.get("origin"))
+    destination, destination_point = _canonical_point(args.get("destination"))
+    waypoints, waypoint_points = [], []
+    for value in args.get("waypoints") or []:
+        text, point = _canonical_point(value)
+        waypoints.append(text)
+        waypoint_points.append(point)
     if tool == "bus_route":
         options = str(args.get("strategy") if args.get("strategy") not in (None, "") else "0").strip()
     else:
         options = canonical_strategies(args.get("strategy"))
     key = f"{origin}|{destination}|{options}|{';'.join(waypoints)}"
-    return CanonicalRequest(tool, key, points=_points(origin, destination, *waypoints), options=options)
+    points = tuple(p for p in (origin_point, destination_point, *waypoint_points) if p is not None)
+    return CanonicalRequest(tool, key, points=points, options=options)
+
+
+def _canonical_point(value: Any) -> tuple[str, tuple[float, float] | None]:
+    """(canonical text or '', its point) in one parse; the point is the float of the 6-decimal
+    text (``round`` is correctly rounded: ``round(x, 6) == float(f"{x:.6f}")``)."""
+    return _canonical_point_text(value) if isinstance(value, str) else ("", None)
+
+
+@lru_cache(maxsize=4096)  # agents repeat coordinates (home, the user's location) across calls
+def _canonical_point_text(value: str) -> tuple[str, tuple[float, float] | None]:
+    point = parse_coordinate(value)
+    if point is None:
+        return "", None
+    lng, lat = point
+    return f"{lng:.{COORD_DECIMALS}f},{lat:.{COORD_DECIMALS}f}", (round(lng, COORD_DECIMALS), round(lat, COORD_DECIMALS))
 
 
 def _coordinate_text(lng: Any, lat: Any) -> str:

@@ -53,6 +53,7 @@ class EpisodeState:
     total_reward: float = 0.0
     rewards: list[float] = field(default_factory=list)
     metrics: dict[str, float] | None = None
+    shaping: Any = None  # rewards.shaping.ShapingState: the step reward terms, accumulated
 
 
 class MobilityEnv(gym.Env[str, Any]):
@@ -128,7 +129,8 @@ class MobilityEnv(gym.Env[str, Any]):
         self.store = store or resolve_data(data, lookup_config)
         self.sandbox = self.store.sandbox
         if episode_ids is not None:
-            unknown = [e for e in episode_ids if e not in set(self.store.ids)]
+            known = set(self.store.ids)
+            unknown = [e for e in episode_ids if e not in known]
             if unknown:
                 raise ValueError(f"unknown episode id(s): {unknown[:5]}")
         self.episode_ids: list[str] = list(episode_ids) if episode_ids is not None else list(self.store.ids)
@@ -158,7 +160,8 @@ class MobilityEnv(gym.Env[str, Any]):
         elif episode_id not in self._known_ids:
             raise ValueError(f"unknown episode_id {episode_id!r}; see env.unwrapped.episode_ids")
         episode = self.store.get(episode_id)
-        self.state = EpisodeState(episode=episode, trajectory=Trajectory(episode_id=episode_id))
+        self.state = EpisodeState(episode=episode, trajectory=Trajectory(episode_id=episode_id),
+                                  shaping=self.shaper.start(episode))
         obs = json.dumps({"query": episode.query, "context": episode.context}, ensure_ascii=False)
         info = {"episode_id": episode_id, "query": episode.query, "context": dict(episode.context),
                 "task_scenario": episode.task_scenario, "intent_family": episode.intent_family,
@@ -180,7 +183,8 @@ class MobilityEnv(gym.Env[str, Any]):
         if parsed.error is None and parsed.name == "finish" and not validate_call("finish", parsed.arguments):
             return self._finish(parsed)
         record = self._call(parsed)
-        components = self.shaper.step(state.episode, state.trajectory.calls, record)
+        # a call that reached the sandbox passed validate_call: the shaper need not run it again
+        components = state.shaping.step(record, arguments_valid=True if record.match is not None else None)
         state.trajectory.calls.append(record)
         truncated = state.steps >= self.max_steps
         info = self._step_info(record)
@@ -193,31 +197,31 @@ class MobilityEnv(gym.Env[str, Any]):
         info["reward_components"] = components
         if record.error is not None:
             obs = self._error_obs(record.error)
-        else:
-            obs = format_response(record.name or "", record.response, self.obs_format)
+        else:  # stored texts are exactly what format_response writes (see observation.py)
+            text = self.sandbox.observation_text(record.entry, self.obs_format) if record.entry is not None else None
+            obs = text if text is not None else format_response(record.name or "", record.response, self.obs_format)
         return self._clip(obs), reward, False, truncated, _drop_none(info)
 
     def _call(self, parsed: ParsedAction) -> CallRecord:
         state = self.state
         assert state is not None
-        record = CallRecord(step=state.steps, name=parsed.name or (parsed.raw_name if isinstance(parsed.raw_name, str) else None),
-                            arguments=parsed.arguments, error=parsed.error)
+        name = parsed.name or (parsed.raw_name if isinstance(parsed.raw_name, str) else None)
         if parsed.error is not None:
-            return record
+            return CallRecord(step=state.steps, name=name, arguments=parsed.arguments, error=parsed.error)
         errors = validate_call(parsed.name, parsed.arguments)
         if errors:
-            record.schema_errors = [{"field": e.field, "rule": e.rule, "message": e.message} for e in errors]
-            record.error = {"type": "schema_error", "message": f"{parsed.name}: " + "; ".join(str(e) for e in errors)}
-            return record
+            return CallRecord(step=state.steps, name=name, arguments=parsed.arguments,
+                              error={"type": "schema_error", "message": f"{parsed.name}: " + "; ".join(str(e) for e in errors)},
+                              schema_errors=[{"field": e.field, "rule": e.rule, "message": e.message} for e in errors])
         result = self.sandbox.lookup(parsed.name, parsed.arguments, state.episode.episode_id)
-        record.match, record.scope, record.score, record.distance_m = result.match, result.scope, result.score, result.distance_m
         if not result.hit:
-            record.error = {"type": "no_cached_result", "message": result.detail}
-            return record
-        record.entry, record.response = result.entry, result.response
-        record.entry_episode_id, record.entry_gold_index = result.entry_episode_id, result.entry_gold_index
-        record.entry_arguments = result.entry_arguments
-        return record
+            return CallRecord(step=state.steps, name=name, arguments=parsed.arguments,
+                              error={"type": "no_cached_result", "message": result.detail}, match=result.match,
+                              scope=result.scope, score=result.score, distance_m=result.distance_m)
+        return CallRecord(step=state.steps, name=name, arguments=parsed.arguments, error=None, match=result.match,
+                          scope=result.scope, score=result.score, distance_m=result.distance_m, entry=result.entry,
+                          response=result.response, entry_episode_id=result.entry_episode_id,
+                          entry_gold_index=result.entry_gold_index, entry_arguments=result.entry_arguments)
 
     def _finish(self, parsed: ParsedAction) -> tuple[str, float, bool, bool, dict[str, Any]]:
         state = self.state

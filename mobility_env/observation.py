@@ -14,7 +14,10 @@ Both are JSON text (``ensure_ascii=False``), deterministic for a given response.
 
 from __future__ import annotations
 
+import hashlib
 import json
+from functools import lru_cache
+from pathlib import Path
 from typing import Any, Callable
 
 OBS_FORMATS = ("compact", "raw")
@@ -169,8 +172,20 @@ COMPACTORS: dict[str, Callable[[Any], Any]] = {
 }
 
 
+@lru_cache(maxsize=1)
+def observation_version() -> str:
+    """A hash of this module's source: compact texts precomputed by another version are not served."""
+    return hashlib.blake2b(Path(__file__).read_bytes(), digest_size=8).hexdigest()
+
+
 def format_response(tool: str, response: Any, obs_format: str = "compact") -> str:
-    """The observation text of a replayed response."""
+    """The observation text of a replayed response.
+
+    ``raw`` is ``json.dumps(response, ensure_ascii=False, separators=(",", ":"))``: the very
+    text ``build`` stores, which the sandbox therefore serves as is. ``compact`` texts are
+    precomputed by ``build`` (:mod:`mobility_env.replay_index`) and served when this module's
+    :func:`observation_version` matches.
+    """
     if obs_format == "raw":
         return _dumps(response)
     return _dumps(COMPACTORS.get(tool, _drop_empty)(response))

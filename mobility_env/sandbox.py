@@ -8,7 +8,8 @@
    search_around_poi keywords near the same point); a different city costs
    ``city_mismatch_penalty`` points;
 3. **nearest**: the recorded call whose coordinates are all within ``max_distance_m``
-   (haversine; scikit-learn BallTree over the whole sandbox), with equal options
+   (haversine; over the whole sandbox a scikit-learn BallTree of the distinct call sites
+   finds the candidates, see :mod:`mobility_env.replay_index`), with equal options
    (driving strategies, bus strategy, forecast flag) and the same number and order of
    waypoints;
 4. **miss**: nothing matched. A call whose coordinates match but whose strategy or
@@ -17,30 +18,47 @@
 
 Each stage runs on the episode's own snapshot first, then (``global_fallback``) on the whole
 sandbox. The result says which stage matched, in which scope, with the score or distance.
-Opening is lazy: nothing is read until the first lookup, and indexes are built on first use.
+
+Opening is lazy: nothing is read until the first lookup. A directory written by
+``mobility-env build`` carries a prebuilt, memory-mapped index (:mod:`mobility_env.replay_index`):
+the exact stage is a ``searchsorted`` over key hashes, the global fuzzy stage character and
+bigram inverted indexes, the global nearest stage a BallTree over distinct call sites, and responses are
+read from an uncompressed Arrow file shared by every process. A directory without it (built
+by an older version) still opens: the index is then built in memory from the Parquet file,
+with a warning saying how to write it once.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
+import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .build import EPISODES_FILE, MANIFEST_FILE, SANDBOX_FILE, SANDBOX_SCHEMA, episode_row, sandbox_rows
+from .build import EPISODES_FILE, MANIFEST_FILE, SANDBOX_FILE, SANDBOX_SCHEMA, sandbox_rows
 from .canonical import CanonicalRequest, canonical_request
 from .errors import SandboxError
+from .replay_index import TOOL_CODE, ReplayIndex, key_hash, parse_points
 from .tools import TOOLS, canonical_tool_name
+
+logger = logging.getLogger(__name__)
+LARGE_UNINDEXED_ROWS = 50_000  # above this, opening without the prebuilt index warns
 
 EARTH_RADIUS_M = 6_371_008.8
 FUZZY_KINDS = frozenset({"poi", "traffic", "weather", "around"})
 _LOOKUP_COLUMNS = ("episode_id", "tool", "key", "name", "city", "options", "points", "lng", "lat", "gold_index", "valid")
+
+
+class MissingIndexWarning(UserWarning):
+    """A large built directory has no prebuilt replay index (slow open, memory not shared)."""
 
 
 @dataclass(frozen=True)
@@ -82,10 +100,7 @@ def haversine_m(lng1: float, lat1: float, lng2: float, lat2: float) -> float:
     return 2 * EARTH_RADIUS_M * math.asin(min(1.0, math.sqrt(a)))
 
 
-def _parse_points(text: str) -> tuple[tuple[float, float], ...]:
-    if not text:
-        return ()
-    return tuple((float(a), float(b)) for a, b in (p.split(",") for p in text.split(";")))
+_parse_points = parse_points
 
 
 class Sandbox:
@@ -103,11 +118,8 @@ class Sandbox:
         self._table = table
         self._episode_ranges = episode_ranges
         self._columns: dict[str, Any] | None = None
-        self._exact: dict[tuple[str, str], int] | None = None
-        self._by_tool: dict[str, np.ndarray] = {}
-        self._trees: dict[str, Any] = {}
-        self._names: dict[str, tuple[list[str], list[list[int]]]] = {}
-        self._points_cache: dict[int, tuple[tuple[float, float], ...]] = {}
+        self._index: ReplayIndex | None = None
+        self._last_span: tuple[str, tuple[int, int] | None] | None = None
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -133,6 +145,7 @@ class Sandbox:
 
     @property
     def table(self) -> pa.Table:
+        """The whole sandbox table (decompressed from Parquet; lookups do not need it)."""
         if self._table is None:
             assert self.directory is not None
             try:
@@ -142,6 +155,30 @@ class Sandbox:
         return self._table
 
     @property
+    def index(self) -> ReplayIndex:
+        """The replay index: memory-mapped when the directory has one, else built in memory."""
+        if self._index is None:
+            if self.directory is not None:
+                try:
+                    self._index = ReplayIndex.load(self.directory)
+                except (OSError, ValueError, KeyError) as exc:  # a damaged index is rebuilt, the parquet decides
+                    logger.warning("%s: replay index unreadable (%s); rebuilding it in memory", self.directory, exc)
+            if self._index is None:
+                started = time.perf_counter()
+                self._index = ReplayIndex.from_table(self.table)
+                if self.directory is not None:
+                    message = (f"{self.directory} has no prebuilt replay index (built by an older version, or "
+                               f"sandbox.parquet changed); built it in memory in {time.perf_counter() - started:.1f}s. "
+                               f"Write it once with `python -c \"from mobility_env.replay_index import "
+                               f"write_replay_index; write_replay_index('{self.directory}')\"` (or rebuild the "
+                               f"directory) for a fast, shared open.")
+                    if self._index.rows > LARGE_UNINDEXED_ROWS:
+                        warnings.warn(message, MissingIndexWarning, stacklevel=3)
+                    else:
+                        logger.info(message)
+        return self._index
+
+    @property
     def episode_ranges(self) -> dict[str, tuple[int, int]]:
         if self._episode_ranges is None:
             assert self.directory is not None
@@ -149,13 +186,12 @@ class Sandbox:
                 table = pq.read_table(self.directory / EPISODES_FILE, columns=["episode_id", "sandbox_start", "sandbox_stop"])
             except (OSError, ValueError) as exc:  # ArrowInvalid is a ValueError
                 raise SandboxError(f"{self.directory / EPISODES_FILE}: cannot read ({exc})") from exc
-            self._episode_ranges = {eid: (start, stop) for eid, start, stop in zip(
-                table.column("episode_id").to_pylist(), table.column("sandbox_start").to_pylist(),
-                table.column("sandbox_stop").to_pylist())}
+            self._episode_ranges = dict(zip(table.column("episode_id").to_pylist(), zip(
+                table.column("sandbox_start").to_pylist(), table.column("sandbox_stop").to_pylist())))
         return self._episode_ranges
 
     def __len__(self) -> int:
-        return self.table.num_rows
+        return self.index.rows
 
     @property
     def manifest(self) -> dict[str, Any]:
@@ -163,9 +199,10 @@ class Sandbox:
             return {}
         return json.loads((self.directory / MANIFEST_FILE).read_text(encoding="utf-8"))
 
-    # ----------------------------------------------------------------- column access
+    # ----------------------------------------------------------------- row access
     @property
     def columns(self) -> dict[str, Any]:
+        """Whole lookup columns as Python lists (slow and large: for inspection, not lookups)."""
         if self._columns is None:
             table = self.table
             cols = {name: table.column(name).to_pylist() for name in _LOOKUP_COLUMNS if name not in ("lng", "lat")}
@@ -174,62 +211,46 @@ class Sandbox:
             self._columns = cols
         return self._columns
 
+    def entry_value(self, column: str, entry: int) -> Any:
+        """One cell of the sandbox table (``column`` of ``SANDBOX_SCHEMA``) without reading the column."""
+        return self.index.value(column, entry)
+
     def entry_points(self, entry: int) -> tuple[tuple[float, float], ...]:
-        points = self._points_cache.get(entry)
-        if points is None:
-            points = self._points_cache[entry] = _parse_points(self.columns["points"][entry])
-        return points
+        return self.index.points(entry)
 
     def response(self, entry: int) -> Any:
-        return json.loads(self.table.column("response")[entry].as_py())
+        return json.loads(self.index.value("response", entry))
 
     def entry_arguments(self, entry: int) -> dict[str, Any]:
-        return json.loads(self.table.column("arguments")[entry].as_py())
+        return json.loads(self.index.value("arguments", entry))
+
+    def observation_text(self, entry: int, obs_format: str) -> str | None:
+        """The observation of ``entry`` as ``observation.format_response`` writes it, when stored.
+
+        ``raw`` is the stored response text itself (``build`` writes it in exactly that form);
+        ``compact`` is precomputed by the build. None when it must be computed.
+        """
+        index = self.index
+        if obs_format == "raw":
+            return index.value("response", entry)
+        if obs_format == "compact" and index.compact_ok:
+            return index.value("compact", entry)
+        return None
+
+    def episode_span(self, episode_id: str) -> tuple[int, int] | None:
+        """Sandbox rows [start, stop) of an episode, None if unknown (no dict of every id when indexed)."""
+        if self._episode_ranges is None and self.index.episodes is not None:
+            last = self._last_span  # an env asks for the same episode at every step
+            if last is not None and last[0] == episode_id:
+                return last[1]
+            span = self.index.episode_span(episode_id)
+            self._last_span = (episode_id, span)
+            return span
+        return self.episode_ranges.get(episode_id)
 
     def episode_entries(self, episode_id: str) -> range:
-        start, stop = self.episode_ranges.get(episode_id, (0, 0))
+        start, stop = self.episode_span(episode_id) or (0, 0)
         return range(start, stop)
-
-    # ----------------------------------------------------------------- indexes
-    def _exact_index(self) -> dict[tuple[str, str], int]:
-        if self._exact is None:
-            index: dict[tuple[str, str], int] = {}
-            cols = self.columns
-            for i, (tool, key, valid) in enumerate(zip(cols["tool"], cols["key"], cols["valid"])):
-                if valid:
-                    index.setdefault((tool, key), i)
-            self._exact = index
-        return self._exact
-
-    def _tool_entries(self, tool: str) -> np.ndarray:
-        if tool not in self._by_tool:
-            cols = self.columns
-            self._by_tool[tool] = np.array([i for i, (t, v) in enumerate(zip(cols["tool"], cols["valid"])) if t == tool and v],
-                                           dtype=np.int64)
-        return self._by_tool[tool]
-
-    def _tree(self, tool: str):
-        if tool not in self._trees:
-            from sklearn.neighbors import BallTree
-
-            entries = self._tool_entries(tool)
-            cols = self.columns
-            lat, lng = cols["lat"][entries], cols["lng"][entries]
-            ok = ~(np.isnan(lat) | np.isnan(lng))
-            entries = entries[ok]
-            tree = BallTree(np.radians(np.column_stack([lat[ok], lng[ok]])), metric="haversine") if len(entries) else None
-            self._trees[tool] = (tree, entries)
-        return self._trees[tool]
-
-    def _name_index(self, tool: str) -> tuple[list[str], list[list[int]]]:
-        if tool not in self._names:
-            groups: dict[str, list[int]] = {}
-            names = self.columns["name"]
-            for i in self._tool_entries(tool):
-                groups.setdefault(names[int(i)], []).append(int(i))
-            keys = list(groups)
-            self._names[tool] = (keys, [groups[k] for k in keys])
-        return self._names[tool]
 
     # ----------------------------------------------------------------- lookup
     def lookup(self, tool: str, arguments: dict[str, Any], episode_id: str | None = None) -> LookupResult:
@@ -238,53 +259,59 @@ class Sandbox:
         if tool not in TOOLS or tool == "finish":
             raise ValueError(f"not a map tool: {tool!r}")
         request = canonical_request(tool, arguments)
-        scopes: list[tuple[str, Iterable[int] | None]] = []
-        if episode_id is not None and episode_id in self.episode_ranges:
-            scopes.append(("episode", self.episode_entries(episode_id)))
+        index = self.index
+        scopes: list[tuple[str, range | None]] = []
+        if episode_id is not None:
+            span = self.episode_span(episode_id)
+            if span is not None:
+                scopes.append(("episode", range(*span)))
         if self.config.global_fallback or not scopes:
             scopes.append(("global", None))
         near_misses: list[str] = []
+        digest = key_hash(request.tool, request.key)
         for scope, entries in scopes:
-            result = self._lookup_in(request, scope, entries, near_misses)
+            result = self._lookup_in(index, request, digest, scope, entries, near_misses)
             if result is not None:
-                return self._fill(result)
+                return self._fill(index, result)
         detail = f"no recorded {tool} call matches {request.key!r}"
         if near_misses:
             detail += "; " + near_misses[0]
         return LookupResult("miss", tool, request.key, detail=detail)
 
-    def _fill(self, result: LookupResult) -> LookupResult:
+    def _fill(self, index: ReplayIndex, result: LookupResult) -> LookupResult:
         entry = result.entry
         assert entry is not None
-        result.response = self.response(entry)
-        result.entry_episode_id = self.columns["episode_id"][entry]
-        gold = self.columns["gold_index"][entry]
+        result.response = json.loads(index.value("response", entry))
+        result.entry_episode_id = index.value("episode_id", entry)
+        gold = index.value("gold_index", entry)
         result.entry_gold_index = None if gold < 0 else gold
-        result.entry_arguments = self.entry_arguments(entry)
+        result.entry_arguments = json.loads(index.value("arguments", entry))
         return result
 
-    def _lookup_in(self, req: CanonicalRequest, scope: str, entries: Iterable[int] | None,
+    def _lookup_in(self, index: ReplayIndex, req: CanonicalRequest, digest: int, scope: str, entries: range | None,
                    near_misses: list[str]) -> LookupResult | None:
-        cols = self.columns
+        code = TOOL_CODE[req.tool]
         if entries is None:
-            entry = self._exact_index().get((req.tool, req.key))
+            entry = index.exact(req.tool, req.key)
             if entry is not None:
                 return LookupResult("exact", req.tool, req.key, entry, scope, 100.0, 0.0)
-            candidates: Iterable[int] | None = None
+            candidates: list[int] | None = None
         else:
-            candidates = [i for i in entries if cols["tool"][i] == req.tool and cols["valid"][i]]
+            start, stop = entries.start, entries.stop
+            codes, valid = index.tool_code[start:stop].tolist(), index.valid[start:stop].tolist()
+            candidates = [start + k for k, (c, v) in enumerate(zip(codes, valid)) if c == code and v]
             for i in candidates:
-                if cols["key"][i] == req.key:
+                if int(index.key_hash[i]) == digest and index.value("key", i) == req.key:
                     return LookupResult("exact", req.tool, req.key, i, scope, 100.0, 0.0)
         kind = TOOLS[req.tool].kind
         if kind in FUZZY_KINDS and kind != "around":
-            found = self._fuzzy(req, candidates)
+            found = self._fuzzy(index, req, candidates)
             if found is not None:
                 entry, score = found
                 return LookupResult("fuzzy", req.tool, req.key, entry, scope, score, None,
-                                    detail=f"name {cols['name'][entry]!r} ~ {req.name!r}")
+                                    detail=f"name {index.value('name', entry)!r} ~ {req.name!r}")
         if req.points:
-            found = self._nearest(req, candidates, near_misses)
+            found = self._nearest(index, req, candidates, near_misses)
             if found is not None:
                 entry, distance, score = found
                 # same place, similar keywords (search_around_poi) is a name match; any move is nearest
@@ -293,57 +320,61 @@ class Sandbox:
                                     detail=f"recorded call within {distance:.0f} m")
         return None
 
-    def _fuzzy(self, req: CanonicalRequest, candidates: Iterable[int] | None) -> tuple[int, float] | None:
-        from rapidfuzz import fuzz, process
+    def _fuzzy(self, index: ReplayIndex, req: CanonicalRequest, candidates: list[int] | None) -> tuple[int, float] | None:
+        from rapidfuzz import fuzz
 
-        cols = self.columns
         threshold = self.config.fuzzy_threshold
         if candidates is None:
-            names, groups = self._name_index(req.tool)
-            hits = process.extract(req.name, names, scorer=fuzz.ratio, score_cutoff=threshold - 1e-9, limit=20)
-            pool = [(i, score) for _, score, g in hits for i in groups[g]]
+            # (name, options, city) groups keep their lowest row: equal scores tie to it anyway
+            pool = [(int(i), score) for position, score in index.fuzzy_names(req.tool, req.name, threshold)
+                    for i in index.name_group(req.tool, position).tolist()]
         else:
-            pool = [(i, fuzz.ratio(req.name, cols["name"][i])) for i in candidates]
+            pool = [(i, fuzz.ratio(req.name, index.value("name", i))) for i in candidates]
+        options = index.options_vocab.get(req.options, -1)
+        city = index.city_vocab.get(req.city, -1)
+        penalize = bool(req.city) and req.tool != "weather_query"
         best: tuple[float, int] | None = None
         for i, score in pool:
-            if cols["options"][i] != req.options:
+            if int(index.options_code[i]) != options:
                 continue
-            if req.city and cols["city"][i] and cols["city"][i] != req.city and req.tool != "weather_query":
+            row_city = int(index.city_code[i])
+            if penalize and row_city != index.empty_city and row_city != city:
                 score -= self.config.city_mismatch_penalty
             if score >= threshold and (best is None or (score, -i) > (best[0], -best[1])):
                 best = (score, i)
         return None if best is None else (best[1], best[0])
 
-    def _nearest(self, req: CanonicalRequest, candidates: Iterable[int] | None,
+    def _nearest(self, index: ReplayIndex, req: CanonicalRequest, candidates: list[int] | None,
                  near_misses: list[str]) -> tuple[int, float, float | None] | None:
         from rapidfuzz import fuzz
 
-        cols = self.columns
         bound = self.config.max_distance_m
         if candidates is None:
-            tree, entries = self._tree(req.tool)
-            if tree is None:
-                return None
             lng, lat = req.points[0]
-            idx = tree.query_radius(np.radians([[lat, lng]]), r=bound / EARTH_RADIUS_M)[0]
-            candidates = sorted(int(entries[j]) for j in idx)
+            # distinct sites only: rows with equal points, options and name rank by row alone
+            candidates = index.near_sites(req.tool, lng, lat, bound)
+        is_route = TOOLS[req.tool].kind == "route"
+        options = index.options_vocab.get(req.options, -1)
+        vocab = index.meta["options_vocab"]
         best: tuple[float, float, int, float | None] | None = None
         for i in candidates:
-            points = self.entry_points(i)
-            if len(points) < 2 and len(req.points) >= 2 and TOOLS[req.tool].kind == "route":
+            points = index.points(i)
+            if len(points) < 2 and len(req.points) >= 2 and is_route:
                 continue
             distances = [haversine_m(a[0], a[1], b[0], b[1]) for a, b in zip(req.points, points)]
-            route_points = min(len(points), 2) if TOOLS[req.tool].kind == "route" else 1
+            route_points = min(len(points), 2) if is_route else 1
             if not distances or max(distances[:route_points]) > bound:
                 continue
-            if len(points) != len(req.points) or max(distances) > bound or cols["options"][i] != req.options:
-                recorded = cols["options"][i] or "default"
+            row_options = int(index.options_code[i])
+            if len(points) != len(req.points) or max(distances) > bound or row_options != options:
+                recorded = vocab[row_options] or "default"
                 near_misses.append(f"a {req.tool} between these points is recorded with strategy {recorded!r} and "
                                    f"{max(len(points) - 2, 0)} waypoint(s); strategies and waypoints must match")
                 continue
             score = None
             if TOOLS[req.tool].kind == "around":
-                score = 100.0 if req.name == cols["name"][i] else fuzz.ratio(req.name, cols["name"][i])
+                name = index.value("name", i)
+                score = 100.0 if req.name == name else fuzz.ratio(req.name, name)
                 if score < self.config.fuzzy_threshold:
                     continue
             rank = (max(distances), -(score or 0.0), i, score)

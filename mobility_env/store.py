@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 from .build import EPISODES_FILE
 from .episode import Episode, RecordedCall, Repair, ToolCall
 from .errors import DataFileError
+from .replay_index import open_episodes_arrow
 from .sandbox import LookupConfig, Sandbox
 
 DATA_ENV_VAR = "MOBILITY_ENV_DATA"
@@ -56,11 +57,14 @@ class EpisodeStore:
         self._row_of: dict[str, int] | None = None
         self._scenarios: list[str] | None = None
         self.ids: list[str] = list(self._episodes) if self._episodes is not None else self._read_ids()
-        self.get = lru_cache(maxsize=256)(self._get)  # type: ignore[method-assign]
+        self.get = lru_cache(maxsize=64)(self._get)  # type: ignore[method-assign]
 
     def _read_ids(self) -> list[str]:
         assert self.directory is not None
-        self._table = pq.read_table(self.directory / EPISODES_FILE, memory_map=True)
+        # the memory-mapped Arrow copy is shared by every process; Parquet is decompressed per process
+        self._table = open_episodes_arrow(self.directory)
+        if self._table is None:
+            self._table = pq.read_table(self.directory / EPISODES_FILE, memory_map=True)
         ids = self._table.column("episode_id").to_pylist()
         self._row_of = {eid: i for i, eid in enumerate(ids)}
         return ids
@@ -85,11 +89,11 @@ class EpisodeStore:
         box = self.sandbox
         recorded = []
         for entry in range(record["sandbox_start"], record["sandbox_stop"]):
-            gold = box.columns["gold_index"][entry]
+            gold = box.entry_value("gold_index", entry)
             recorded.append(RecordedCall(
-                name=box.columns["tool"][entry], arguments=box.entry_arguments(entry), response=box.response(entry),
-                source_column=box.table.column("source_column")[entry].as_py(),
-                gold_index=None if gold < 0 else gold, truncated=box.table.column("truncated")[entry].as_py()))
+                name=box.entry_value("tool", entry), arguments=box.entry_arguments(entry), response=box.response(entry),
+                source_column=box.entry_value("source_column", entry),
+                gold_index=None if gold < 0 else gold, truncated=box.entry_value("truncated", entry)))
         return episode_from_record(record, recorded)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 # Driving strategies: the Chinese labels used by the data are canonical; the English names
@@ -78,10 +79,11 @@ class ToolSpec:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "param_map", {p.name: p for p in self.params})
+        object.__setattr__(self, "_required", tuple(p.name for p in self.params if p.required))
 
     @property
     def required(self) -> tuple[str, ...]:
-        return tuple(p.name for p in self.params if p.required)
+        return self._required  # type: ignore[attr-defined]
 
     def openai_schema(self) -> dict[str, Any]:
         return {
@@ -165,6 +167,8 @@ class ArgumentError:
 
 def canonical_tool_name(name: Any) -> str | None:
     """The registered tool name for ``name`` (aliases resolved), or None if unknown."""
+    if type(name) is str and name in TOOLS:  # the common case, first
+        return name
     if not isinstance(name, str):
         return None
     name = TOOL_ALIASES.get(name.strip(), name.strip())
@@ -175,6 +179,11 @@ def parse_coordinate(value: Any) -> tuple[float, float] | None:
     """``"lng,lat"`` -> (lng, lat) when well formed and in range, else None."""
     if not isinstance(value, str):
         return None
+    return _parse_coordinate_text(value)
+
+
+@lru_cache(maxsize=4096)  # a step parses the same coordinates to validate and to canonicalize
+def _parse_coordinate_text(value: str) -> tuple[float, float] | None:
     match = _COORD.match(value)
     if not match:
         return None

@@ -36,7 +36,7 @@ from mobility_env.errors import ConfigError
 from mobility_env.trajectory import CallRecord
 
 from .plan import call_steps, gold_call_steps
-from .tooluse import argument_matches, call_tool, facts_of, gold_tools, is_redundant, task_arguments
+from .tooluse import CallFacts, argument_matches, call_tool, facts_of, gold_tools, is_redundant, task_arguments
 
 _PENALTIES = ("schema_violation", "redundant_call", "error")
 
@@ -135,22 +135,70 @@ class RewardShaper:
 
     def step(self, episode: Episode, calls_before: list[CallRecord], call: CallRecord) -> dict[str, float]:
         """Components for ``call``, given the calls made before it in this episode."""
-        w = self.weights
-        after = [*calls_before, call]
-        facts = facts_of(call)
-        earlier = {facts_of(c).key for c in calls_before}
-        error_type = (call.error or {}).get("type")
-        avoidable_error = error_type is not None and error_type != "schema_error" and not (
-            error_type == "no_cached_result" and _unrecorded_gold_call(episode, call))
-        return {
-            "tool_coverage": w.tool_coverage * (self.tool_potential(episode, after) - self.tool_potential(episode, calls_before)),
-            "decomposition": w.decomposition * (self.step_potential(episode, after) - self.step_potential(episode, calls_before)),
-            "schema_violation": w.schema_violation * (not facts.schema_ok),
-            "redundant_call": w.redundant_call * is_redundant(facts, earlier, gold_tools(episode)),
-            "error": w.error * avoidable_error,
-        }
+        state = self.start(episode)
+        for before in calls_before:
+            state.observe(before)
+        return state.step(call)
+
+    def start(self, episode: Episode) -> "ShapingState":
+        """The per-episode running state: ``state.step(call)`` equals ``step(episode, calls so far, call)``
+        in O(1) per call (the env keeps one per episode)."""
+        return ShapingState(self, episode)
 
     def terminal(self, metrics: Mapping[str, float]) -> dict[str, float]:
         """Components paid at ``finish`` from the episode's metrics."""
         w = self.weights
         return {name: getattr(w, name) * float(metrics.get(name, 0.0)) for name in ("DR", "FPR", "ID", "IE", "PF")}
+
+
+class ShapingState:
+    """What the step components depend on, accumulated call by call (see :meth:`RewardShaper.start`).
+
+    The potentials are the same set ratios as :meth:`RewardShaper.tool_potential` and
+    :meth:`RewardShaper.step_potential`, kept as the sets of selected tools, performed steps
+    and exact-repeat keys seen so far.
+    """
+
+    def __init__(self, shaper: RewardShaper, episode: Episode):
+        self.shaper = shaper
+        self.episode = episode
+        self.gold_tools = gold_tools(episode)
+        self.gold_steps = gold_call_steps(episode.gold_calls)
+        self.selected: set[str | None] = set()
+        self.done: set[str] = set()
+        self.earlier: set[str] = set()
+
+    def _potentials(self) -> tuple[float, float]:
+        tools = len(self.gold_tools & self.selected) / len(self.gold_tools) if self.gold_tools else 0.0
+        steps = len(self.gold_steps & self.done) / len(self.gold_steps) if self.gold_steps else 0.0
+        return tools, steps
+
+    def observe(self, call: CallRecord, facts: CallFacts | None = None) -> None:
+        """Add ``call`` to the calls made so far."""
+        facts = facts or facts_of(call)
+        self.selected.add(facts.selected)
+        if facts.selected:
+            self.done |= call_steps(call.name, call.arguments)
+        self.earlier.add(facts.key)
+
+    def step(self, call: CallRecord, *, arguments_valid: bool | None = None) -> dict[str, float]:
+        """Components for ``call`` after the calls observed so far; then observes it.
+
+        ``arguments_valid``: the caller's ``validate_call`` verdict, if it has one (see ``facts_of``).
+        """
+        w = self.shaper.weights
+        facts = facts_of(call, arguments_valid=arguments_valid)
+        error_type = (call.error or {}).get("type")
+        avoidable_error = error_type is not None and error_type != "schema_error" and not (
+            error_type == "no_cached_result" and _unrecorded_gold_call(self.episode, call))
+        redundant = is_redundant(facts, self.earlier, self.gold_tools)
+        tools_before, steps_before = self._potentials()
+        self.observe(call, facts)
+        tools_after, steps_after = self._potentials()
+        return {
+            "tool_coverage": w.tool_coverage * (tools_after - tools_before),
+            "decomposition": w.decomposition * (steps_after - steps_before),
+            "schema_violation": w.schema_violation * (not facts.schema_ok),
+            "redundant_call": w.redundant_call * redundant,
+            "error": w.error * avoidable_error,
+        }

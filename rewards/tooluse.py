@@ -65,24 +65,28 @@ def call_tool(call: CallRecord) -> str | None:
     return None if tool == "finish" else tool
 
 
-def call_schema_ok(call: CallRecord) -> bool:
-    """The SC indicator of one call (see the module docstring)."""
+def call_schema_ok(call: CallRecord, *, arguments_valid: bool | None = None) -> bool:
+    """The SC indicator of one call (see the module docstring); ``arguments_valid`` as in :func:`facts_of`."""
     tool = call_tool(call)
     if tool is None or not isinstance(call.arguments, dict) or call.schema_errors:
         return False
     if call.error is not None and call.error.get("type") in _BAD_ACTION_ERRORS:
         return False
-    return not validate_call(tool, call.arguments)
+    return arguments_valid if arguments_valid is not None else not validate_call(tool, call.arguments)
 
 
-def facts_of(call: CallRecord) -> CallFacts:
-    """Tool, schema verdict and exact-repeat key (tool + arguments as sorted JSON) of a call."""
+def facts_of(call: CallRecord, *, arguments_valid: bool | None = None) -> CallFacts:
+    """Tool, schema verdict and exact-repeat key (tool + arguments as sorted JSON) of a call.
+
+    ``arguments_valid``: the verdict of ``validate_call(tool, call.arguments)`` when the caller
+    already has it (the env validates every call before replaying it), so it is not run twice.
+    """
     tool = call_tool(call)
     try:
         arguments = json.dumps(call.arguments, sort_keys=True, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         arguments = repr(call.arguments)
-    return CallFacts(tool, call_schema_ok(call), f"{tool or call.name}|{arguments}")
+    return CallFacts(tool, call_schema_ok(call, arguments_valid=arguments_valid), f"{tool or call.name}|{arguments}")
 
 
 def selects_tool(call: CallRecord) -> str | None:
@@ -185,14 +189,14 @@ def _matched_arguments(tool: str, names: list[str], agent_args: dict[str, Any], 
 
 def pair_gold_calls(episode: Episode, calls: Iterable[CallRecord]) -> list[tuple[int, CallRecord | None, int, int]]:
     """For each gold call: (gold index, paired agent call or None, matched args, task args)."""
-    available = [c for c in calls if call_tool(c) and isinstance(c.arguments, dict)]
+    available = [(c, tool) for c in calls if (tool := call_tool(c)) and isinstance(c.arguments, dict)]
     used: set[int] = set()
     pairs = []
     for index, gold in enumerate(episode.gold_calls):
         names = task_arguments(gold.name, gold.arguments)
         best, best_score = None, -1
-        for position, call in enumerate(available):
-            if position in used or call_tool(call) != gold.name:
+        for position, (call, tool) in enumerate(available):
+            if position in used or tool != gold.name:
                 continue
             score = _matched_arguments(gold.name, names, call.arguments, gold.arguments)
             if score > best_score:
@@ -201,7 +205,7 @@ def pair_gold_calls(episode: Episode, calls: Iterable[CallRecord]) -> list[tuple
             pairs.append((index, None, 0, len(names)))
         else:
             used.add(best)
-            pairs.append((index, available[best], best_score, len(names)))
+            pairs.append((index, available[best][0], best_score, len(names)))
     return pairs
 
 

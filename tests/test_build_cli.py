@@ -35,7 +35,9 @@ def test_cli_build_writes_the_directory_and_prints_the_report(sample_csv, sample
     assert lines[0] == SAMPLE_SUMMARY
     assert lines[1] == f"wrote {out / 'episodes.parquet'} and {out / 'sandbox.parquet'}"
     assert proc.stderr == ""
-    assert sorted(p.name for p in out.iterdir()) == ["episodes.parquet", "manifest.json", "sandbox.parquet"]
+    # the contract files, plus the derived memory-mapped replay index (mobility_env.replay_index)
+    assert sorted(p.name for p in out.iterdir()) == ["episodes.arrow", "episodes.parquet", "manifest.json",
+                                                     "sandbox.arrow", "sandbox.parquet", "sandbox_index"]
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert (manifest["episodes"], manifest["sandbox_entries"]) == (SAMPLE_ROWS, 151)
     assert manifest["load_report"]["loaded"] == SAMPLE_ROWS and manifest["load_report"]["repaired"] == SAMPLE_TRUNCATED
@@ -113,7 +115,9 @@ def test_built_files_follow_the_declared_schemas(built_dir, sample_episodes):
 def test_rebuild_overwrites_and_leaves_no_temporary_files(sample_episodes, tmp_path):
     out = build_directory(sample_episodes[:5], tmp_path / "b")
     out = build_directory(sample_episodes[5:9], out)
-    assert sorted(p.name for p in out.iterdir()) == ["episodes.parquet", "manifest.json", "sandbox.parquet"]
+    # the contract files, plus the derived memory-mapped replay index (mobility_env.replay_index)
+    assert sorted(p.name for p in out.iterdir()) == ["episodes.arrow", "episodes.parquet", "manifest.json",
+                                                     "sandbox.arrow", "sandbox.parquet", "sandbox_index"]
     assert [e.episode_id for e in load_episodes(out)] == [e.episode_id for e in sample_episodes[5:9]]
 
 

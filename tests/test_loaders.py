@@ -94,7 +94,9 @@ def test_identical_rows_are_both_kept_with_distinct_ids(sample_table, write_csv,
 
 # ----------------------------------------------------------------------------- lossless round trips
 def test_csv_to_built_directory_round_trip_is_lossless(sample_episodes, built_dir):
-    assert sorted(p.name for p in built_dir.iterdir()) == ["episodes.parquet", "manifest.json", "sandbox.parquet"]
+    # the contract files, plus the derived memory-mapped replay index (mobility_env.replay_index)
+    assert sorted(p.name for p in built_dir.iterdir()) == ["episodes.arrow", "episodes.parquet", "manifest.json",
+                                                           "sandbox.arrow", "sandbox.parquet", "sandbox_index"]
     back = load_episodes(built_dir)
     assert len(back) == SAMPLE_ROWS
     assert list(back) == list(sample_episodes)  # pydantic equality: every field, every response

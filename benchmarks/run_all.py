@@ -1,0 +1,119 @@
+"""Run every benchmark at each size and write one JSON document (and print it).
+
+    python benchmarks/run_all.py --sizes 1000 10000 100000 --out benchmarks/results.json
+
+Per size: generate + build (``bench_build``; skipped with ``--reuse`` when the directory
+exists), cold open (``bench_open``), reset/step latency by match type and observation format
+with the floor and the global lookups (``bench_step``), oracle episodes/s, scoring
+throughput and observation size (``bench_episodes``), memory of one and of each additional
+process (``bench_memory``; Ray actors with ``--ray``). Each benchmark runs in its own
+subprocess, one after another, so they never compete for the two cores. ``targets`` compares
+the largest size with the issue's targets, all ratios taken within this run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import DEFAULT_CACHE, REPO, dataset_dir, machine  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+REFERENCE = {  # the released reference sandbox, as measured and quoted in issue 8 (not re-measured here)
+    "load_s_per_process": 36.0, "memory_gb_per_process": 4.1, "peak_memory_gb": 4.5,
+    "near_miss_lookup_ms": [6.0, 20.0], "far_miss_lookup_ms": [18.0, 20.0], "exact_route_hit_us": 400.0,
+}
+
+
+def run_bench(script: str, *args: str) -> dict[str, Any]:
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as handle:
+        out = handle.name
+    try:
+        subprocess.run([sys.executable, str(HERE / script), *args, "--out", out], check=True, cwd=str(REPO),
+                       stdout=subprocess.DEVNULL)
+        return json.loads(Path(out).read_text(encoding="utf-8"))
+    finally:
+        os.unlink(out)
+
+
+def targets(size: int, r: dict[str, Any]) -> dict[str, Any]:
+    step, floor = r["step"]["step"], r["step"]["floor"]
+    exact = step["compact"]["exact"]
+    overhead = {fmt: r["step"]["overhead_us"][fmt]["exact"] for fmt in ("compact", "raw")}
+    route = step["compact"].get("exact_route", {})
+    glob = r["step"]["lookup_global"]
+    mem = r["memory"]["processes"]["summary"]
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "missed"
+
+    out = {
+        "episodes": size,
+        "exact_step_overhead_p50_us": {**overhead, "target": 40,
+                                       "verdict": {f: verdict(v["p50"] <= 40) for f, v in overhead.items()}},
+        "exact_step_p99_over_p50": {f: round(step[f]["exact"]["p99_us"] / step[f]["exact"]["p50_us"], 2)
+                                    for f in ("compact", "raw")},
+        "route_call_compact_p50_us": route.get("p50_us"),
+        "route_call_speedup_vs_reference_400us": round(REFERENCE["exact_route_hit_us"] / route["p50_us"], 2)
+        if route.get("p50_us") else None,
+        "fuzzy_global_lookup_p99_us": glob.get("fuzzy", {}).get("p99_us"),
+        "nearest_global_lookup_p99_us": glob.get("nearest", {}).get("p99_us"),
+        "miss_global_lookup_p99_us": glob.get("miss", {}).get("p99_us"),
+        "cold_open_s": r["open"]["sandbox_open_total_s"],
+        "extra_process_anon_mib": mem.get("extra_process_anon_mib"),
+        "scoring_episodes_per_s": r["episodes"]["scoring"]["episodes_per_s"],
+        "generate_and_build_s": (r.get("build") or {}).get("generate_and_build_s"),
+        "floor_exact_p50_us": {f: floor[f]["exact"]["p50_us"] for f in ("compact", "raw")},
+        "exact_step_p50_us": {f: step[f]["exact"]["p50_us"] for f in ("compact", "raw")},
+    }
+    return out
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--out", default=str(HERE / "results.json"))
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where the synthetic directories live")
+    parser.add_argument("--reuse", action="store_true", help="reuse existing directories (no build timing)")
+    parser.add_argument("--samples", type=int, default=300, help="actions per match type")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--episodes", type=int, default=500, help="oracle / scoring episodes per round")
+    parser.add_argument("--workers", type=int, default=3, help="processes in the memory benchmark")
+    parser.add_argument("--ray", action="store_true", help="also measure 2 Ray actors")
+    args = parser.parse_args(argv)
+    started = time.time()
+    result: dict[str, Any] = {"command": " ".join([Path(sys.executable).name, *sys.argv]),
+                              "machine_start": machine(), "reference_issue_8": REFERENCE, "sizes": {}}
+    for size in args.sizes:
+        data = dataset_dir(size, args.cache)
+        per: dict[str, Any] = {"data": str(data)}
+        if not (args.reuse and (data / "manifest.json").exists()):
+            per["build"] = run_bench("bench_build.py", "--n", str(size), "--out-dir", str(data))
+        per["open"] = run_bench("bench_open.py", "--data", str(data))
+        per["step"] = run_bench("bench_step.py", "--data", str(data), "--samples", str(args.samples),
+                                "--rounds", str(args.rounds))
+        per["episodes"] = run_bench("bench_episodes.py", "--data", str(data), "--episodes", str(args.episodes),
+                                    "--rounds", str(args.rounds))
+        per["memory"] = run_bench("bench_memory.py", "--data", str(data), "--workers", str(args.workers),
+                                  *(["--ray"] if args.ray else []))
+        per["targets"] = targets(size, per)
+        per["loadavg_after"] = list(os.getloadavg())
+        result["sizes"][str(size)] = per
+        Path(args.out).write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    result["machine_end"] = machine()
+    result["wall_s"] = round(time.time() - started, 1)
+    Path(args.out).write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps({s: r["targets"] for s, r in result["sizes"].items()}, ensure_ascii=False, indent=2))
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,553 @@
+"""The prebuilt replay index of a built directory: memory-mapped, shared by every process.
+
+``sandbox.parquet`` stays the contract (compressed, portable); next to it a build writes
+
+    DIR/sandbox.arrow        the sandbox rows, uncompressed Arrow IPC (large strings), plus a
+                             ``compact`` column: the compact observation text of each response
+    DIR/sandbox_index/       ``meta.json`` and ``.npy`` arrays (below), ``names.arrow``
+
+and :meth:`ReplayIndex.load` opens them with ``pa.memory_map`` / ``np.load(mmap_mode="r")``:
+nothing is parsed or copied at open, pages are read on first touch and shared through the
+page cache by every worker that opens the same directory.
+
+Arrays (N = sandbox rows; every array is a plain function of the Parquet rows):
+
+* exact: ``tool_code`` (int8, index in :data:`TOOL_ORDER`, -1 unknown), ``valid``,
+  ``key_hash`` (uint64 of tool + key), ``exact_hash``/``exact_entry`` (valid rows sorted by
+  hash then row, for ``numpy.searchsorted``; a hash hit is confirmed on the key text);
+* matching options: ``options_code``/``city_code`` (int32 into ``meta`` vocabularies);
+* coordinates: ``pt_off`` (N+1), ``pt_lng``/``pt_lat``: the canonical points of each row;
+* fuzzy names, per name-keyed tool ``T``: ``fz_T_names`` (name ids in first-appearance order),
+  ``fz_T_len``, ``fz_T_grp_off``/``fz_T_grp_entry`` (lowest row of each distinct
+  (name, options, city)), inverted indexes of character and character-bigram *tokens*
+  ``fz_T_uni_*``/``fz_T_tok_*`` (keys, offsets, postings; token = character or bigram and
+  its occurrence number, so shared tokens count the multiset intersection), and
+  ``fz_T_len_*`` (names grouped by length, for lengths no bound can filter);
+* nearest: ``nn_key`` (tool, then 0.01° cell: the sort order, so each tool's sites are one
+  contiguous slice), ``nn_entry`` (lowest row of each distinct (tool, points, options, name)
+  site), ``nn_lng``/``nn_lat`` (its first point). Queries go through a scikit-learn BallTree
+  (haversine) built per process, on first use, over the tool's slice of these arrays.
+
+Why the token filters are exact: ``fuzz.ratio ≥ t`` means ``2L/S ≥ t/100`` for the longest
+common subsequence L and total length S, so L ≥ Lmin = ⌈t·S/200⌉. A common subsequence of
+length L is L shared characters, and leaves at least ``L − 1 − (S − 2L)`` adjacent matched
+pairs unbroken, each a shared bigram token. A name is scored only if it shares Lmin
+characters and ``3·Lmin − 1 − S`` bigrams with the query; lengths where Lmin is 0 are
+scanned in full. Candidates are then scored with rapidfuzz itself, so scores are identical.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
+
+from .tools import MAP_TOOLS, TOOLS
+
+INDEX_VERSION = 1
+ARROW_FILE = "sandbox.arrow"
+EPISODES_ARROW_FILE = "episodes.arrow"
+INDEX_DIR = "sandbox_index"
+META_FILE = "meta.json"
+NAMES_FILE = "names.arrow"
+BATCH_ROWS = 1 << 16              # fixed rows per Arrow batch: row i is in batch i >> 16
+TOOL_ORDER: tuple[str, ...] = MAP_TOOLS
+TOOL_CODE: dict[str, int] = {name: i for i, name in enumerate(TOOL_ORDER)}
+FUZZY_TOOLS: tuple[str, ...] = tuple(t for t in TOOL_ORDER if TOOLS[t].kind in ("poi", "traffic", "weather"))
+GRID_DEG = 0.01
+EARTH_RADIUS_M = 6_371_008.8
+_LAT_CELLS = int(round(180 / GRID_DEG)) + 1
+_LNG_CELLS = int(round(360 / GRID_DEG)) + 1
+_INDEX_COLUMNS = ["tool", "key", "name", "city", "options", "points", "valid"]
+
+
+def key_hash(tool: str, key: str) -> int:
+    """A stable 64-bit hash of (tool, canonical key): equal in every process and machine."""
+    digest = hashlib.blake2b(f"{tool}\x1f{key}".encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+def parse_points(text: str) -> tuple[tuple[float, float], ...]:
+    """``'lng,lat;lng,lat'`` -> ((lng, lat), ...), as written by ``build.sandbox_rows``."""
+    if not text:
+        return ()
+    return tuple((float(a), float(b)) for a, b in (p.split(",") for p in text.split(";")))
+
+
+def bigram_tokens(name: str) -> list[int]:
+    """Character bigrams of ``name`` numbered by occurrence: 'abab' -> ab#1, ba#1, ab#2."""
+    seen: dict[int, int] = {}
+    out = []
+    for a, b in zip(name, name[1:]):
+        gram = (ord(a) << 21) | ord(b)
+        k = seen.get(gram, 0) + 1
+        seen[gram] = k
+        out.append((gram << 10) | min(k, 1023))
+    return out
+
+
+def char_tokens(name: str) -> list[int]:
+    """Characters of ``name`` numbered by occurrence: 'aba' -> a#1, b#1, a#2."""
+    seen: dict[str, int] = {}
+    out = []
+    for c in name:
+        k = seen.get(c, 0) + 1
+        seen[c] = k
+        out.append((ord(c) << 10) | min(k, 1023))
+    return out
+
+
+def grid_cell(lng: float, lat: float) -> tuple[int, int]:
+    return int(math.floor((lat + 90.0) / GRID_DEG)), int(math.floor((lng + 180.0) / GRID_DEG))
+
+
+def grid_key(tool_code: int, lat_cell: int, lng_cell: int) -> int:
+    return (tool_code << 40) | (lat_cell << 20) | lng_cell
+
+
+def parquet_fingerprint(path: Path) -> str:
+    """Size and a hash of the Parquet footer: ties an index to the exact file it was built from."""
+    size = path.stat().st_size
+    with open(path, "rb") as handle:
+        handle.seek(max(0, size - 65536))
+        tail = handle.read()
+    return f"{size}:{hashlib.blake2b(tail, digest_size=16).hexdigest()}"
+
+
+def arrow_schema(sandbox_schema: pa.Schema) -> pa.Schema:
+    """The Parquet sandbox schema with large strings, plus the ``compact`` observation column."""
+    fields = [pa.field(f.name, pa.large_string() if f.type == pa.string() else f.type) for f in sandbox_schema]
+    return pa.schema(fields + [pa.field("compact", pa.large_string())])
+
+
+def _compact_texts(tools: list[str], responses: list[str]) -> list[str | None]:
+    from .observation import format_response
+
+    out: list[str | None] = []
+    for tool, text in zip(tools, responses):
+        try:
+            out.append(format_response(tool, json.loads(text), "compact"))
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError):
+            out.append(None)  # not stored: the env computes it at step time (and reports what fails there)
+    return out
+
+
+def _with_compact(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    compact = _compact_texts(batch.column("tool").to_pylist(), batch.column("response").to_pylist())
+    columns = [batch.column(f.name).cast(f.type) for f in schema if f.name != "compact"]
+    return pa.record_batch(columns + [pa.array(compact, pa.large_string())], schema=schema)
+
+
+def _rebatch(batches: Iterable[pa.RecordBatch], rows: int) -> Iterable[pa.RecordBatch]:
+    """Batches of exactly ``rows`` rows (the last may be shorter)."""
+    pending: list[pa.RecordBatch] = []
+    count = 0
+    for batch in batches:
+        while batch.num_rows:
+            take = min(rows - count, batch.num_rows)
+            pending.append(batch.slice(0, take))
+            batch, count = batch.slice(take), count + take
+            if count == rows:
+                yield pa.Table.from_batches(pending).combine_chunks().to_batches()[0]
+                pending, count = [], 0
+    if count:
+        yield pa.Table.from_batches(pending).combine_chunks().to_batches()[0]
+
+
+# --------------------------------------------------------------------------- building
+def compute_arrays(columns: dict[str, list]) -> tuple[dict[str, np.ndarray], dict[str, Any], list[str]]:
+    """Every index array from the sandbox columns ``_INDEX_COLUMNS`` (python lists)."""
+    tools, keys, names, cities = columns["tool"], columns["key"], columns["name"], columns["city"]
+    options, points_text, valid_list = columns["options"], columns["points"], columns["valid"]
+    n = len(tools)
+    arrays: dict[str, np.ndarray] = {}
+    tool_code = np.array([TOOL_CODE.get(t, -1) for t in tools], dtype=np.int8)
+    valid = np.array(valid_list, dtype=bool) & (tool_code >= 0)
+    hashes = np.zeros(n, dtype=np.uint64)
+    for i in np.flatnonzero(valid).tolist():
+        hashes[i] = key_hash(tools[i], keys[i])
+    live = np.flatnonzero(valid)
+    order = live[np.lexsort((live, hashes[live]))]
+    arrays.update(tool_code=tool_code, valid=valid, key_hash=hashes, exact_hash=hashes[order],
+                  exact_entry=order.astype(np.int64))
+
+    def encode(values: list[str]) -> tuple[np.ndarray, list[str]]:
+        vocab: dict[str, int] = {}
+        codes = np.fromiter((vocab.setdefault(v, len(vocab)) for v in values), dtype=np.int32, count=len(values))
+        return codes, list(vocab)
+
+    arrays["options_code"], options_vocab = encode(options)
+    arrays["city_code"], city_vocab = encode(cities)
+    name_code, name_vocab = encode(names)
+
+    parsed = [parse_points(p) for p in points_text]
+    counts = np.fromiter((len(p) for p in parsed), dtype=np.int64, count=n)
+    arrays["pt_off"] = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    arrays["pt_lng"] = np.array([pt[0] for p in parsed for pt in p], dtype=np.float64)
+    arrays["pt_lat"] = np.array([pt[1] for p in parsed for pt in p], dtype=np.float64)
+
+    for tool in FUZZY_TOOLS:
+        _fuzzy_arrays(arrays, tool, np.flatnonzero(valid & (tool_code == TOOL_CODE[tool])), name_code, name_vocab)
+    _nearest_arrays(arrays, valid, tool_code, points_text, name_code, parsed)
+    meta = {"index_version": INDEX_VERSION, "rows": n, "options_vocab": options_vocab, "city_vocab": city_vocab}
+    return arrays, meta, name_vocab
+
+
+def episode_arrays(ids: list[str], starts: np.ndarray, stops: np.ndarray) -> dict[str, np.ndarray]:
+    """Episode id -> sandbox rows without a Python dict: sorted id hashes, their rows, the spans."""
+    hashes = np.array([key_hash("episode", eid) for eid in ids], dtype=np.uint64)
+    order = np.lexsort((np.arange(len(ids)), hashes))
+    return {"ep_hash": hashes[order], "ep_row": order.astype(np.int64),
+            "ep_start": np.asarray(starts, dtype=np.int64), "ep_stop": np.asarray(stops, dtype=np.int64)}
+
+
+def _fuzzy_arrays(arrays: dict[str, np.ndarray], tool: str, entries: np.ndarray, name_code: np.ndarray,
+                  name_vocab: list[str]) -> None:
+    position: dict[int, int] = {}          # name id -> position in first-appearance order
+    groups: list[dict[tuple[int, int], int]] = []
+    options_code, city_code = arrays["options_code"], arrays["city_code"]
+    for i in entries.tolist():
+        pos = position.setdefault(int(name_code[i]), len(position))
+        if pos == len(groups):
+            groups.append({})
+        groups[pos].setdefault((int(options_code[i]), int(city_code[i])), i)
+    name_ids = np.array(list(position), dtype=np.int32)
+    lengths = np.array([len(name_vocab[k]) for k in position], dtype=np.int32)
+    grp_off = np.concatenate([[0], np.cumsum([len(g) for g in groups], dtype=np.int64)]).astype(np.int64)
+    grp_entry = np.array([e for g in groups for e in sorted(g.values())], dtype=np.int64)
+    prefix = f"fz_{tool}_"
+    for kind, tokenize in (("tok", bigram_tokens), ("uni", char_tokens)):
+        postings: dict[int, list[int]] = {}
+        for pos, k in enumerate(position):
+            for token in tokenize(name_vocab[k]):
+                postings.setdefault(token, []).append(pos)
+        keys = np.array(sorted(postings), dtype=np.uint64)
+        lists = [postings[int(t)] for t in keys]
+        arrays[f"{prefix}{kind}_keys"] = keys
+        arrays[f"{prefix}{kind}_off"] = np.concatenate([[0], np.cumsum([len(p) for p in lists], dtype=np.int64)]).astype(np.int64)
+        arrays[f"{prefix}{kind}_post"] = np.array([p for lst in lists for p in lst], dtype=np.int32)
+    by_len = np.lexsort((np.arange(len(lengths)), lengths)).astype(np.int32)
+    len_values, len_starts = np.unique(lengths[by_len], return_index=True)
+    arrays.update({prefix + "names": name_ids, prefix + "len": lengths, prefix + "grp_off": grp_off,
+                   prefix + "grp_entry": grp_entry, prefix + "len_order": by_len,
+                   prefix + "len_values": len_values.astype(np.int32),
+                   prefix + "len_off": np.concatenate([len_starts, [len(by_len)]]).astype(np.int64)})
+
+
+def _nearest_arrays(arrays: dict[str, np.ndarray], valid: np.ndarray, tool_code: np.ndarray, points_text: list[str],
+                    name_code: np.ndarray, parsed: list[tuple]) -> None:
+    sites: dict[tuple, int] = {}
+    around = TOOL_CODE["search_around_poi"]
+    options_code = arrays["options_code"]
+    for i in np.flatnonzero(valid).tolist():
+        if not parsed[i]:
+            continue
+        code = int(tool_code[i])
+        site = (code, points_text[i], int(options_code[i]), int(name_code[i]) if code == around else -1)
+        sites.setdefault(site, i)
+    entries = np.array(sorted(sites.values()), dtype=np.int64)
+    lng = np.array([parsed[i][0][0] for i in entries.tolist()], dtype=np.float64)
+    lat = np.array([parsed[i][0][1] for i in entries.tolist()], dtype=np.float64)
+    keys = np.array([grid_key(int(tool_code[i]), *grid_cell(x, y)) for i, x, y in zip(entries.tolist(), lng, lat)],
+                    dtype=np.uint64)
+    order = np.lexsort((entries, keys))
+    arrays.update(nn_key=keys[order], nn_entry=entries[order], nn_lng=lng[order], nn_lat=lat[order])
+
+
+def write_replay_index(directory: str | os.PathLike, *, sandbox_schema: pa.Schema | None = None) -> Path:
+    """Write ``sandbox.arrow`` and ``sandbox_index/`` next to ``sandbox.parquet`` (streamed).
+
+    ``mobility-env build`` calls this; run it on a directory built by an older version to
+    give it the fast, shared open path. Files are renamed into place at the end.
+    """
+    from .build import EPISODES_FILE, SANDBOX_FILE, SANDBOX_SCHEMA
+
+    directory = Path(directory)
+    episodes = pq.read_table(directory / EPISODES_FILE)
+    episodes = episodes.cast(pa.schema([pa.field(f.name, pa.large_string() if f.type == pa.string() else f.type)
+                                        for f in episodes.schema]))
+    tmp_episodes = directory / (EPISODES_ARROW_FILE + ".tmp")
+    with pa.OSFile(str(tmp_episodes), "wb") as sink, ipc.new_file(sink, episodes.schema) as writer:
+        writer.write_table(episodes.combine_chunks())
+    del episodes
+    source = pq.ParquetFile(directory / SANDBOX_FILE)
+    schema = arrow_schema(sandbox_schema or SANDBOX_SCHEMA)
+    tmp_arrow = directory / (ARROW_FILE + ".tmp")
+    with pa.OSFile(str(tmp_arrow), "wb") as sink, ipc.new_file(sink, schema) as writer:
+        for batch in _rebatch(source.iter_batches(batch_size=8192), BATCH_ROWS):
+            writer.write_batch(_with_compact(batch, schema))
+    table = pq.read_table(directory / SANDBOX_FILE, columns=_INDEX_COLUMNS)
+    arrays, meta, name_vocab = compute_arrays({c: table.column(c).to_pylist() for c in _INDEX_COLUMNS})
+    spans = pq.read_table(directory / EPISODES_FILE, columns=["episode_id", "sandbox_start", "sandbox_stop"])
+    arrays.update(episode_arrays(spans.column("episode_id").to_pylist(), spans.column("sandbox_start").to_numpy(),
+                                 spans.column("sandbox_stop").to_numpy()))
+    from .observation import observation_version
+
+    meta["observation_version"] = observation_version()
+    meta["batch_rows"] = BATCH_ROWS
+    meta["parquet"] = parquet_fingerprint(directory / SANDBOX_FILE)
+    meta["episodes_parquet"] = parquet_fingerprint(directory / EPISODES_FILE)
+    tmp_dir = directory / (INDEX_DIR + ".tmp")
+    if tmp_dir.exists():
+        shutil.rmtree(tmp_dir)
+    tmp_dir.mkdir()
+    for name, array in arrays.items():
+        np.save(tmp_dir / f"{name}.npy", np.ascontiguousarray(array), allow_pickle=False)
+    with pa.OSFile(str(tmp_dir / NAMES_FILE), "wb") as sink, ipc.new_file(sink, pa.schema([("name", pa.large_string())])) as w:
+        w.write_batch(pa.record_batch([pa.array(name_vocab, pa.large_string())], names=["name"]))
+    (tmp_dir / META_FILE).write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+    final_dir = directory / INDEX_DIR
+    if final_dir.exists():
+        shutil.rmtree(final_dir)
+    os.replace(tmp_dir, final_dir)
+    os.replace(tmp_arrow, directory / ARROW_FILE)
+    os.replace(tmp_episodes, directory / EPISODES_ARROW_FILE)
+    return directory / INDEX_DIR
+
+
+def open_episodes_arrow(directory: str | os.PathLike) -> pa.Table | None:
+    """``episodes.arrow`` memory-mapped, if written from the current ``episodes.parquet``; else None."""
+    from .build import EPISODES_FILE
+
+    directory = Path(directory)
+    meta_path = directory / INDEX_DIR / META_FILE
+    if not meta_path.exists() or not (directory / EPISODES_ARROW_FILE).exists():
+        return None
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    if meta.get("index_version") != INDEX_VERSION or \
+            meta.get("episodes_parquet") != parquet_fingerprint(directory / EPISODES_FILE):
+        return None
+    return ipc.open_file(pa.memory_map(str(directory / EPISODES_ARROW_FILE), "r")).read_all()
+
+
+def _cell_reader(array: pa.Array):
+    """``row -> python value`` for one Arrow array: strings and numbers without a Scalar object per read."""
+    if array.null_count == 0 and (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
+        width = np.int64 if pa.types.is_large_string(array.type) else np.int32
+        offsets = np.frombuffer(array.buffers()[1], dtype=width)[array.offset:array.offset + len(array) + 1]
+        data = array.buffers()[2]
+        view = memoryview(data) if data is not None else memoryview(b"")
+
+        def read_text(row: int) -> str:
+            return str(view[offsets[row]:offsets[row + 1]], "utf-8")
+
+        return read_text
+    if array.null_count == 0 and (pa.types.is_integer(array.type) or pa.types.is_floating(array.type)):
+        values = array.to_numpy(zero_copy_only=True)
+        return lambda row: values[row].item()
+    return lambda row: array[row].as_py()
+
+
+# --------------------------------------------------------------------------- the index
+class ReplayIndex:
+    """The arrays above plus row access to the sandbox columns (see the module docstring).
+
+    Built in memory (:meth:`from_table`) or memory-mapped from a directory (:meth:`load`);
+    the two answer identically.
+    """
+
+    def __init__(self, arrays: dict[str, np.ndarray], meta: dict[str, Any], names: pa.Array,
+                 batches: list[pa.RecordBatch], batch_rows: int, compact_ok: bool):
+        self.arrays = arrays
+        self.meta = meta
+        self.names = names
+        self.batch_rows = batch_rows
+        self.shift = batch_rows.bit_length() - 1 if batch_rows & (batch_rows - 1) == 0 else None
+        self.columns = {name: [b.column(name) for b in batches] for name in batches[0].schema.names} if batches else {}
+        self._readers: dict[str, list] = {}
+        self._trees: dict[str, tuple[Any, int]] = {}
+        self._name_reader = None
+        self._episode_id_reader = None
+        self.episodes: pa.Table | None = None  # episodes.arrow, when it matches episodes.parquet
+        self.compact_ok = compact_ok and "compact" in self.columns
+        self.rows = int(meta["rows"])
+        self.options_vocab: dict[str, int] = {v: i for i, v in enumerate(meta["options_vocab"])}
+        self.city_vocab: dict[str, int] = {v: i for i, v in enumerate(meta["city_vocab"])}
+        self.empty_city = self.city_vocab.get("", -2)
+        for name, array in arrays.items():
+            setattr(self, name, array)
+
+    # -------------------------------------------------------------- construction
+    @classmethod
+    def from_table(cls, table: pa.Table) -> "ReplayIndex":
+        """An in-memory index of a sandbox table (no compact column: observations computed per step)."""
+        arrays, meta, name_vocab = compute_arrays({c: table.column(c).to_pylist() for c in _INDEX_COLUMNS})
+        batches = table.combine_chunks().to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
+        rows = max(1, batches[0].num_rows)
+        return cls(arrays, meta, pa.array(name_vocab, pa.large_string()), batches[:1], rows, compact_ok=False)
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike) -> "ReplayIndex | None":
+        """Memory-map a written index; None if the directory has none or an older version."""
+        from .observation import observation_version
+
+        directory = Path(directory)
+        index_dir = directory / INDEX_DIR
+        if not (index_dir / META_FILE).exists() or not (directory / ARROW_FILE).exists():
+            return None
+        meta = json.loads((index_dir / META_FILE).read_text(encoding="utf-8"))
+        from .build import SANDBOX_FILE
+
+        if meta.get("index_version") != INDEX_VERSION or meta.get("parquet") != parquet_fingerprint(directory / SANDBOX_FILE):
+            return None  # written by another version, or sandbox.parquet changed since
+        # plain ndarray views of the maps: same shared pages, without np.memmap's per-slice overhead
+        arrays = {p.stem: np.load(p, mmap_mode="r", allow_pickle=False).view(np.ndarray)
+                  for p in sorted(index_dir.glob("*.npy"))}
+        names = ipc.open_file(pa.memory_map(str(index_dir / NAMES_FILE), "r")).get_batch(0).column(0)
+        reader = ipc.open_file(pa.memory_map(str(directory / ARROW_FILE), "r"))
+        batches = [reader.get_batch(i) for i in range(reader.num_record_batches)]
+        if sum(b.num_rows for b in batches) != meta["rows"]:
+            return None
+        index = cls(arrays, meta, names, batches, int(meta.get("batch_rows", BATCH_ROWS)),
+                    compact_ok=meta.get("observation_version") == observation_version())
+        index.episodes = open_episodes_arrow(directory) if "ep_hash" in arrays else None
+        return index
+
+    # -------------------------------------------------------------- row access
+    def value(self, column: str, row: int) -> Any:
+        """One cell, read straight from the (memory-mapped) Arrow buffers."""
+        readers = self._readers.get(column)
+        if readers is None:
+            readers = self._readers[column] = [_cell_reader(chunk) for chunk in self.columns[column]]
+        if self.shift is not None:
+            return readers[row >> self.shift](row & (self.batch_rows - 1))
+        return readers[row // self.batch_rows](row % self.batch_rows)
+
+    def points(self, row: int) -> tuple[tuple[float, float], ...]:
+        start, stop = int(self.pt_off[row]), int(self.pt_off[row + 1])
+        return tuple(zip(self.pt_lng[start:stop].tolist(), self.pt_lat[start:stop].tolist()))
+
+    def name_text(self, name_id: int) -> str:
+        if self._name_reader is None:
+            self._name_reader = _cell_reader(self.names)
+        return self._name_reader(name_id)
+
+    def episode_span(self, episode_id: str) -> tuple[int, int] | None:
+        """Rows [start, stop) of an episode, from the id hashes (needs ``self.episodes``)."""
+        assert self.episodes is not None
+        if self._episode_id_reader is None:
+            column = self.episodes.column("episode_id")
+            self._episode_id_reader = _cell_reader(column.chunk(0)) if column.num_chunks == 1 else \
+                (lambda row: column[row].as_py())
+        h = np.uint64(key_hash("episode", episode_id))
+        hashes = self.ep_hash
+        pos = int(np.searchsorted(hashes, h))
+        while pos < len(hashes) and hashes[pos] == h:
+            row = int(self.ep_row[pos])
+            if self._episode_id_reader(row) == episode_id:
+                return int(self.ep_start[row]), int(self.ep_stop[row])
+            pos += 1
+        return None
+
+    # -------------------------------------------------------------- exact
+    def exact(self, tool: str, key: str) -> int | None:
+        """Lowest valid row with this tool and canonical key."""
+        h = np.uint64(key_hash(tool, key))
+        hashes = self.exact_hash
+        pos = int(np.searchsorted(hashes, h, side="left"))
+        while pos < len(hashes) and hashes[pos] == h:
+            row = int(self.exact_entry[pos])
+            if self.value("key", row) == key and self.value("tool", row) == tool:
+                return row
+            pos += 1
+        return None
+
+    # -------------------------------------------------------------- fuzzy
+    def fuzzy_names(self, tool: str, query: str, threshold: float, limit: int = 20) -> list[tuple[int, float]]:
+        """(name position, ratio) of the ``limit`` best names of ``tool`` with ratio ≥ threshold.
+
+        Same result and order as ``rapidfuzz.process.extract(query, names, scorer=fuzz.ratio,
+        score_cutoff=threshold, limit=limit)`` over the names in first-appearance order.
+        """
+        from rapidfuzz import fuzz, process
+
+        prefix = f"fz_{tool}_"
+        lengths = self.arrays[prefix + "len"]
+        if not len(lengths):
+            return []
+        lq = len(query)
+        len_values = self.arrays[prefix + "len_values"]
+        candidates: list[np.ndarray] = []
+        never = np.iinfo(np.int32).max
+        need_chars = np.full(int(len_values[-1]) + 1, never, dtype=np.int64)  # by name length
+        need_grams = np.zeros(int(len_values[-1]) + 1, dtype=np.int64)
+        cut = threshold - 1e-6  # a little below: the filters may only widen, rapidfuzz decides
+        for lc in len_values.tolist():
+            total = lq + lc
+            if total and 200.0 * min(lq, lc) / total < cut:
+                continue
+            lmin = max(0, math.ceil(cut * total / 200.0 - 1e-9))  # shortest common subsequence that can pass
+            if lmin >= 1 and lq <= 1000:
+                need_chars[lc] = lmin                              # it needs lmin shared characters
+                need_grams[lc] = max(0, 3 * lmin - 1 - total)      # and this many unbroken bigrams
+            else:  # no bound at this length: take all names of it
+                j = int(np.searchsorted(len_values, lc))
+                off = self.arrays[prefix + "len_off"]
+                candidates.append(self.arrays[prefix + "len_order"][off[j]:off[j + 1]])
+        if (need_chars < never).any():
+            shared_chars = self._shared_tokens(prefix + "uni", char_tokens(query), len(lengths))
+            keep = shared_chars >= need_chars[lengths]
+            if need_grams.any() and np.count_nonzero(keep) > 32:  # few left: scoring them is cheaper
+                keep &= self._shared_tokens(prefix + "tok", bigram_tokens(query), len(lengths)) >= need_grams[lengths]
+            candidates.append(np.flatnonzero(keep))
+        if not candidates:
+            return []
+        positions = np.unique(np.concatenate(candidates))
+        name_ids = self.arrays[prefix + "names"]
+        texts = [self.name_text(int(i)) for i in name_ids[positions].tolist()]
+        hits = process.extract(query, texts, scorer=fuzz.ratio, score_cutoff=threshold - 1e-9, limit=None)
+        scored = sorted(((int(positions[i]), score) for _, score, i in hits), key=lambda item: (-item[1], item[0]))
+        return scored[:limit]
+
+    def _shared_tokens(self, prefix: str, tokens: list[int], size: int) -> np.ndarray:
+        """For every name, how many of ``tokens`` (distinct) it holds: one bincount over their postings."""
+        keys, off, post = (self.arrays[f"{prefix}_{s}"] for s in ("keys", "off", "post"))
+        at = [j for j, t in zip(np.searchsorted(keys, np.array(tokens, dtype=np.uint64)).tolist(), tokens)
+              if j < len(keys) and int(keys[j]) == t]
+        if not at:
+            return np.zeros(size, dtype=np.int64)
+        return np.bincount(np.concatenate([post[off[j]:off[j + 1]] for j in at]), minlength=size)
+
+    def name_group(self, tool: str, position: int) -> np.ndarray:
+        """Rows that carry the name at ``position``: the lowest of each (options, city)."""
+        off = self.arrays[f"fz_{tool}_grp_off"]
+        return self.arrays[f"fz_{tool}_grp_entry"][off[position]:off[position + 1]]
+
+    def name_of_position(self, tool: str, position: int) -> str:
+        return self.name_text(int(self.arrays[f"fz_{tool}_names"][position]))
+
+    # -------------------------------------------------------------- nearest
+    def near_sites(self, tool: str, lng: float, lat: float, bound_m: float) -> list[int]:
+        """Ascending rows of the distinct sites of ``tool`` whose first point lies within ``bound_m``.
+
+        A scikit-learn BallTree (haversine) over the tool's sites, built on first use in each
+        process from the memory-mapped coordinate arrays; the caller decides with the exact
+        distance, so the radius carries a hair of margin.
+        """
+        tree, start = self._site_tree(tool)
+        if tree is None:
+            return []
+        radius = (bound_m * (1 + 1e-9) + 1e-3) / EARTH_RADIUS_M
+        hits = tree.query_radius(np.radians([[lat, lng]]), r=radius)[0]
+        return sorted(self.nn_entry[start + hits].tolist())
+
+    def _site_tree(self, tool: str) -> tuple[Any, int]:
+        cached = self._trees.get(tool)
+        if cached is None:
+            from sklearn.neighbors import BallTree
+
+            code = TOOL_CODE[tool]
+            lo = int(np.searchsorted(self.nn_key, np.uint64(grid_key(code, 0, 0))))
+            hi = int(np.searchsorted(self.nn_key, np.uint64(grid_key(code + 1, 0, 0))))
+            points = np.radians(np.column_stack([self.nn_lat[lo:hi], self.nn_lng[lo:hi]]))
+            cached = self._trees[tool] = (BallTree(points, metric="haversine") if hi > lo else None, lo)
+        return cached

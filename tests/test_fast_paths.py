@@ -1,0 +1,372 @@
+"""The prebuilt replay index answers exactly like a brute-force scan of the sandbox rows.
+
+The reference below is the lookup specification written as plain loops over every row
+(no hashes, no bigram index, no grid): exact key, fuzzy name (top 20 names by rapidfuzz
+ratio, ties to the first recorded), nearest coordinate (haversine over every row), miss
+with the first near-miss reason. Randomized calls from a synthetic set of a few thousand
+entries must get the same match, entry, scope, score, distance, detail and response from
+the indexed directory, from an old-style directory (Parquet only) and from memory.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from rapidfuzz import fuzz, process
+
+from mobility_env import MobilityEnv
+from mobility_env.build import SANDBOX_SCHEMA, build_directory
+from mobility_env.canonical import canonical_request
+from mobility_env.episode import Episode, RecordedCall, ToolCall
+from mobility_env.observation import format_response
+from mobility_env.replay_index import ARROW_FILE, EPISODES_ARROW_FILE, INDEX_DIR, ReplayIndex
+from mobility_env.sandbox import FUZZY_KINDS, LookupConfig, Sandbox, haversine_m
+from mobility_env.store import resolve_data
+from mobility_env.tools import TOOLS, canonical_tool_name, validate_call
+
+ROUTES = ("driving_route", "walking_route", "bicycling_route", "bus_route")
+CONFIGS = [LookupConfig(), LookupConfig(fuzzy_threshold=60.0), LookupConfig(fuzzy_threshold=92.0, max_distance_m=80.0),
+           LookupConfig(max_distance_m=1_000.0, global_fallback=False), LookupConfig(city_mismatch_penalty=25.0)]
+
+
+# ----------------------------------------------------------------------------- the reference
+class BruteForce:
+    """Every row as Python values; every lookup a scan."""
+
+    def __init__(self, directory: Path):
+        self.rows = pq.read_table(directory / "sandbox.parquet").to_pylist()
+        spans = pq.read_table(directory / "episodes.parquet", columns=["episode_id", "sandbox_start", "sandbox_stop"])
+        self.ranges = {r["episode_id"]: (r["sandbox_start"], r["sandbox_stop"]) for r in spans.to_pylist()}
+
+    def points(self, i: int) -> list[tuple[float, float]]:
+        text = self.rows[i]["points"]
+        return [tuple(float(x) for x in p.split(",")) for p in text.split(";")] if text else []
+
+    def lookup(self, tool: str, arguments: dict, episode_id: str | None, config: LookupConfig) -> tuple:
+        tool = canonical_tool_name(tool)
+        req = canonical_request(tool, arguments)
+        scopes = []
+        if episode_id in self.ranges:
+            scopes.append(("episode", range(*self.ranges[episode_id])))
+        if config.global_fallback or not scopes:
+            scopes.append(("global", range(len(self.rows))))
+        near_misses: list[str] = []
+        for scope, entries in scopes:
+            found = self._scope(req, scope, [i for i in entries if self.rows[i]["tool"] == tool and self.rows[i]["valid"]],
+                                config, near_misses)
+            if found is not None:
+                match, entry, score, distance, detail = found
+                return match, entry, scope, score, distance, detail, json.loads(self.rows[entry]["response"])
+        detail = f"no recorded {tool} call matches {req.key!r}" + ("; " + near_misses[0] if near_misses else "")
+        return "miss", None, None, None, None, detail, None
+
+    def _scope(self, req, scope, candidates, config, near_misses):
+        rows = self.rows
+        for i in candidates:
+            if rows[i]["key"] == req.key:
+                return "exact", i, 100.0, 0.0, ""
+        kind = TOOLS[req.tool].kind
+        if kind in FUZZY_KINDS and kind != "around":
+            if scope == "global":
+                names = list(dict.fromkeys(rows[i]["name"] for i in candidates))
+                hits = process.extract(req.name, names, scorer=fuzz.ratio, score_cutoff=config.fuzzy_threshold - 1e-9,
+                                       limit=20)
+                best_names = {name: score for name, score, _ in hits}
+                pool = [(i, best_names[rows[i]["name"]]) for i in candidates if rows[i]["name"] in best_names]
+            else:
+                pool = [(i, fuzz.ratio(req.name, rows[i]["name"])) for i in candidates]
+            best = None
+            for i, score in pool:
+                if rows[i]["options"] != req.options:
+                    continue
+                if req.city and rows[i]["city"] and rows[i]["city"] != req.city and req.tool != "weather_query":
+                    score -= config.city_mismatch_penalty
+                if score >= config.fuzzy_threshold and (best is None or (score, -i) > (best[0], -best[1])):
+                    best = (score, i)
+            if best is not None:
+                return "fuzzy", best[1], best[0], None, f"name {rows[best[1]]['name']!r} ~ {req.name!r}"
+        if not req.points:
+            return None
+        is_route, bound = kind == "route", config.max_distance_m
+        best = None
+        for i in candidates:
+            points = self.points(i)
+            if not points or (len(points) < 2 and len(req.points) >= 2 and is_route):
+                continue
+            distances = [haversine_m(a[0], a[1], b[0], b[1]) for a, b in zip(req.points, points)]
+            if max(distances[:min(len(points), 2) if is_route else 1]) > bound:
+                continue
+            if len(points) != len(req.points) or max(distances) > bound or rows[i]["options"] != req.options:
+                near_misses.append(f"a {req.tool} between these points is recorded with strategy "
+                                   f"{rows[i]['options'] or 'default'!r} and {max(len(points) - 2, 0)} waypoint(s); "
+                                   "strategies and waypoints must match")
+                continue
+            score = None
+            if kind == "around":
+                score = 100.0 if req.name == rows[i]["name"] else fuzz.ratio(req.name, rows[i]["name"])
+                if score < config.fuzzy_threshold:
+                    continue
+            rank = (max(distances), -(score or 0.0), i, score)
+            best = rank if best is None or rank < best else best
+        if best is None:
+            return None
+        match = "fuzzy" if best[0] <= 0.5 and best[3] is not None and best[3] < 100.0 else "nearest"
+        return match, best[2], best[3], best[0], f"recorded call within {best[0]:.0f} m"
+
+
+def _as_tuple(result) -> tuple:
+    return (result.match, result.entry, result.scope, result.score, result.distance_m, result.detail, result.response)
+
+
+# ----------------------------------------------------------------------------- random calls
+_CHARS = "路街店园中山人民银行公司大学东西南北城广场站a1"
+
+
+def _move(coord: str, rng: random.Random, metres: float) -> str:
+    lng, lat = (float(x) for x in coord.split(","))
+    angle = rng.uniform(0, 2 * math.pi)
+    lat2 = lat + metres * math.cos(angle) / 111_195.0
+    lng2 = lng + metres * math.sin(angle) / (111_195.0 * math.cos(math.radians(lat)))
+    return f"{lng2:.{rng.choice([5, 6, 7])}f},{lat2:.6f}"
+
+
+def _edit(text: str, rng: random.Random) -> str:
+    chars = list(text)
+    for _ in range(rng.choice([0, 1, 1, 2, 3])):
+        op = rng.random()
+        pos = rng.randrange(len(chars) + 1)
+        if op < 0.4:
+            chars.insert(pos, rng.choice(_CHARS))
+        elif op < 0.7 and chars:
+            del chars[min(pos, len(chars) - 1)]
+        elif chars:
+            chars[min(pos, len(chars) - 1)] = rng.choice(_CHARS)
+    return "".join(chars) or rng.choice(_CHARS)
+
+
+def _perturb(tool: str, args: dict, rng: random.Random, names: list[str]) -> dict:
+    args = dict(args)
+    if tool in ("query_poi", "traffic_status", "weather_query") or (tool == "search_around_poi" and rng.random() < 0.5):
+        field = {"query_poi": "keywords", "traffic_status": "name", "weather_query": "city",
+                 "search_around_poi": "keywords"}[tool]
+        base = rng.choice(names) if rng.random() < 0.3 else str(args.get(field) or rng.choice(names))
+        args[field] = _edit(base, rng) if rng.random() < 0.8 else base
+        if "city" in args and tool != "weather_query" and rng.random() < 0.3:
+            args["city"] = rng.choice(["北京市", "上海", "本溪市", args["city"]])
+    metres = rng.choice([0.0, 0.3, 20.0, 90.0, 250.0, 320.0, 700.0, 3_000.0])
+    if tool in ROUTES:
+        args["origin"] = _move(args["origin"], rng, metres)
+        if rng.random() < 0.7:
+            args["destination"] = _move(args["destination"], rng, rng.choice([0.0, metres, 40.0]))
+        if tool == "driving_route" and rng.random() < 0.3:
+            args["strategy"] = rng.choice([[], ["躲避拥堵"], ["不走高速", "少收费"]])
+        if tool == "driving_route" and rng.random() < 0.2:
+            args["waypoints"] = (args.get("waypoints") or [])[:rng.randint(0, 1)] + \
+                ([_move(args["origin"], rng, 500.0)] if rng.random() < 0.5 else [])
+        if tool == "bus_route" and rng.random() < 0.3:
+            args["strategy"] = rng.choice(["0", "2", "5"])
+    elif tool == "search_around_poi":
+        args["location"] = _move(args["location"], rng, metres)
+    elif tool == "reverse_geocoding":
+        lng, lat = _move(f"{args['longitude']},{args['latitude']}", rng, metres).split(",")
+        args["longitude"], args["latitude"] = lng, lat
+    return args
+
+
+def _random_calls(reference: BruteForce, count: int, seed: int):
+    rng = random.Random(seed)
+    rows = [r for r in reference.rows if r["valid"]]
+    names = sorted({r["name"] for r in rows if r["name"]})
+    episode_ids = list(reference.ranges)
+    made = 0
+    while made < count:
+        row = rng.choice(rows)
+        arguments = _perturb(row["tool"], json.loads(row["arguments"]), rng, names)
+        if validate_call(row["tool"], arguments):
+            continue
+        scope = rng.choice([row["episode_id"], row["episode_id"], rng.choice(episode_ids), None, "no-such-episode"])
+        made += 1
+        yield row["tool"], arguments, scope
+
+
+# ----------------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="module")
+def synth_dir(tmp_path_factory) -> Path:
+    from mobility_env.synth import synthesize
+
+    return synthesize(700, 11, tmp_path_factory.mktemp("fast") / "synth", progress=False)
+
+
+@pytest.fixture(scope="module")
+def old_style_dir(synth_dir, tmp_path_factory) -> Path:
+    """The same directory as an older version wrote it: the two Parquet files and the manifest."""
+    old = tmp_path_factory.mktemp("fast") / "old"
+    old.mkdir()
+    for name in ("episodes.parquet", "sandbox.parquet", "manifest.json"):
+        shutil.copy2(synth_dir / name, old / name)
+    return old
+
+
+@pytest.fixture(scope="module")
+def reference(synth_dir) -> BruteForce:
+    return BruteForce(synth_dir)
+
+
+# ----------------------------------------------------------------------------- agreement
+def test_synthetic_set_is_a_few_thousand_entries(synth_dir, reference):
+    assert (synth_dir / ARROW_FILE).exists() and (synth_dir / INDEX_DIR / "meta.json").exists()
+    assert 2_500 <= len(reference.rows) <= 6_000
+    assert Sandbox.open(synth_dir).index.episodes is not None  # the memory-mapped path is the one tested
+
+
+@pytest.mark.parametrize("config_index", range(len(CONFIGS)))
+def test_indexed_lookups_agree_with_brute_force(synth_dir, old_style_dir, reference, config_index):
+    config = CONFIGS[config_index]
+    indexed, old = Sandbox.open(synth_dir, config), Sandbox.open(old_style_dir, config)
+    seen: dict[tuple[str, str | None], int] = {}
+    for tool, arguments, scope in _random_calls(reference, 500, seed=config_index):
+        expected = reference.lookup(tool, arguments, scope, config)
+        got = indexed.lookup(tool, arguments, scope)
+        assert _as_tuple(got) == expected, (tool, arguments, scope)
+        assert _as_tuple(old.lookup(tool, arguments, scope)) == expected, (tool, arguments, scope)
+        seen[(got.match, got.scope)] = seen.get((got.match, got.scope), 0) + 1
+    # the randomized calls exercise every stage in both scopes (not only misses)
+    for stage in ("exact", "fuzzy", "nearest"):
+        assert any(m == stage and n >= 3 for (m, _), n in seen.items()), (stage, seen)
+    assert seen.get(("miss", None), 0) >= 10
+    if config.global_fallback:
+        assert any(s == "global" and m in ("fuzzy", "nearest") for (m, s) in seen), seen
+
+
+def test_every_recorded_call_replays_exactly_from_the_index(synth_dir, reference):
+    box = Sandbox.open(synth_dir)
+    for i, row in enumerate(reference.rows):
+        if not row["valid"]:
+            continue
+        result = box.lookup(row["tool"], json.loads(row["arguments"]), row["episode_id"])
+        assert result.match == "exact" and result.scope == "episode"
+        assert reference.rows[result.entry]["key"] == row["key"] and result.entry <= i  # ties: lowest entry
+        assert result.response == json.loads(reference.rows[result.entry]["response"])
+
+
+def test_memory_sandbox_agrees_with_the_directory(synth_dir, reference):
+    episodes = [resolve_data(synth_dir).get(eid) for eid in list(reference.ranges)[:150]]
+    memory = Sandbox.from_episodes(episodes)
+    directory = Sandbox.open(synth_dir)
+    for tool, arguments, scope in _random_calls(reference, 200, seed=99):
+        if scope is not None and scope not in memory.episode_ranges:
+            scope = None
+        a, b = memory.lookup(tool, arguments, scope), directory.lookup(tool, arguments, scope)
+        if a.scope == "episode":  # entry numbers differ (memory holds fewer rows); what was served must not
+            assert (a.match, a.scope, a.score, a.distance_m, a.response) == (b.match, b.scope, b.score, b.distance_m,
+                                                                             b.response)
+
+
+# ----------------------------------------------------------------------------- fuzzy index on hard strings
+@pytest.mark.parametrize("threshold", [1.0, 45.0, 70.0, 80.0, 90.0, 100.0])
+def test_bigram_filter_loses_nothing_on_dense_short_strings(threshold):
+    rng = random.Random(int(threshold))
+    names = ["".join(rng.choice("abcab路") for _ in range(rng.randint(1, 9))) for _ in range(400)] + ["", "a", "aa"]
+    rows = [{"episode_id": "e", "tool": "query_poi", "arguments": "{}", "key": f"{n}|{i}", "name": n, "city": "",
+             "options": "", "points": "", "lng": float("nan"), "lat": float("nan"), "response": "{}",
+             "source_column": "", "gold_index": 0, "truncated": False, "valid": True} for i, n in enumerate(names)]
+    index = ReplayIndex.from_table(pa.Table.from_pylist(rows, schema=SANDBOX_SCHEMA))
+    order = list(dict.fromkeys(names))
+    for query in ["", "a", "ab", "ba", "abc", "路a", "aab", "abab", "abcab", "cabba路", "abcabcab", "bbbbbbbbb", "aaaa"]:
+        expected = [(order.index(name), score) for name, score, _ in
+                    process.extract(query, order, scorer=fuzz.ratio, score_cutoff=threshold - 1e-9, limit=20)]
+        got = [(pos, score) for pos, score in index.fuzzy_names("query_poi", query, threshold)]
+        assert got == expected, (query, threshold)
+        assert [index.name_of_position("query_poi", p) for p, _ in got] == [order[p] for p, _ in expected]
+
+
+# ----------------------------------------------------------------------------- grid edges
+def _geocode_episode(episode_id: str, coords: list[str]) -> Episode:
+    recorded = [RecordedCall(name="reverse_geocoding", arguments=dict(zip(("longitude", "latitude"), c.split(","))),
+                             response={"at": c}, gold_index=i) for i, c in enumerate(coords)]
+    return Episode(episode_id=episode_id, query="我在哪", task_scenario="Geolocation Query",
+                   intent_family="Basic Information Retrieval", recorded=recorded,
+                   gold_calls=[ToolCall(name=r.name, arguments=r.arguments) for r in recorded])
+
+
+@pytest.mark.parametrize("config", [LookupConfig(), LookupConfig(max_distance_m=5_000.0), LookupConfig(max_distance_m=3e6)])
+def test_nearest_grid_across_the_antimeridian_and_near_the_poles(tmp_path, config):
+    coords = ["179.999500,10.000000", "-179.999000,10.000300", "179.990000,10.001000", "-179.990000,9.999000",
+              "12.000000,89.999000", "-168.000000,89.998500", "100.000000,-89.999500", "0.000000,0.000000",
+              "0.004000,0.000000", "-0.002000,0.001000", "116.397128,39.916527", "116.399128,39.917527"]
+    episodes = [_geocode_episode(f"g-{i}", [c]) for i, c in enumerate(coords)]
+    directory = build_directory(episodes, tmp_path / "edges")
+    reference = BruteForce(directory)
+    box = Sandbox.open(directory, config)
+    for query in ["-179.999900,10.000100", "179.999900,9.999900", "179.995,10.0005", "-179.995,10.0",
+                  "45.000000,89.999800", "-90.000000,89.999900", "0.000000,-90.000000", "0.001000,0.000000",
+                  "-0.000100,0.000000", "116.398128,39.917027", "-20.000000,45.000000"]:
+        lng, lat = query.split(",")
+        arguments = {"longitude": lng, "latitude": lat}
+        assert _as_tuple(box.lookup("reverse_geocoding", arguments, None)) == \
+            reference.lookup("reverse_geocoding", arguments, None, config), query
+
+
+# ----------------------------------------------------------------------------- old directories, sharing
+def test_old_style_directory_opens_and_serves_the_env(old_style_dir, synth_dir, caplog):
+    assert not (old_style_dir / ARROW_FILE).exists() and not (old_style_dir / INDEX_DIR).exists()
+    with caplog.at_level("INFO", logger="mobility_env.sandbox"):
+        box = Sandbox.open(old_style_dir)
+        assert box.index.episodes is None and not box.index.compact_ok
+    assert any("no prebuilt replay index" in r.getMessage() and "write_replay_index" in r.getMessage()
+               for r in caplog.records)
+    old_env, new_env = MobilityEnv(old_style_dir), MobilityEnv(synth_dir)
+    for obs_format in ("compact", "raw"):
+        old_env.obs_format = new_env.obs_format = obs_format
+        for episode_id in old_env.episode_ids[:40]:
+            a = old_env.reset(seed=1, options={"episode_id": episode_id})
+            b = new_env.reset(seed=1, options={"episode_id": episode_id})
+            assert a[0] == b[0]
+            for call in old_env.unwrapped.episode.gold_calls:
+                action = {"name": call.name, "arguments": dict(call.arguments)}
+                step_a, step_b = old_env.step(action), new_env.step(action)
+                assert step_a[:4] == step_b[:4]
+                assert step_a[4].get("match") == step_b[4].get("match")
+
+
+def test_stored_observations_are_what_format_response_writes(synth_dir, reference):
+    box = Sandbox.open(synth_dir)
+    assert box.index.compact_ok
+    for entry in range(0, len(reference.rows), 3):
+        tool, response = reference.rows[entry]["tool"], json.loads(reference.rows[entry]["response"])
+        assert box.observation_text(entry, "raw") == format_response(tool, response, "raw")
+        assert box.observation_text(entry, "compact") == format_response(tool, response, "compact")
+
+
+def test_index_is_memory_mapped_not_copied(synth_dir):
+    before = pa.total_allocated_bytes()
+    box = Sandbox.open(synth_dir)
+    for entry in range(0, len(box), 7):
+        box.response(entry)
+        box.observation_text(entry, "compact")
+    assert pa.total_allocated_bytes() - before < 64 * 1024  # Arrow read nothing into its own buffers
+    for array in (box.index.exact_hash, box.index.pt_lng, box.index.nn_key):
+        base = array
+        while getattr(base, "base", None) is not None and not isinstance(base, np.memmap):
+            base = base.base
+        assert isinstance(base, np.memmap) or type(base).__name__ == "mmap", type(base)
+
+
+def test_a_changed_parquet_file_invalidates_the_index(synth_dir, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(synth_dir, copy)
+    assert ReplayIndex.load(copy) is not None
+    table = pq.read_table(copy / "sandbox.parquet")
+    pq.write_table(table.slice(0, table.num_rows - 1), copy / "sandbox.parquet")
+    assert ReplayIndex.load(copy) is None  # the index no longer describes these rows: rebuilt from Parquet
+    assert len(Sandbox.open(copy)) == table.num_rows - 1
+    (copy / EPISODES_ARROW_FILE).unlink()
+    assert resolve_data(copy).ids == resolve_data(synth_dir).ids
