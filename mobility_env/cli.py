@@ -1,6 +1,7 @@
 """The ``mobility-env`` command line.
 
-Subcommands: ``build`` (compile a dataset), ``synth`` (generate a synthetic set), ``run``
+Subcommands: ``build`` (compile a dataset), ``index`` (write the replay index of an older
+built directory), ``synth`` (generate a synthetic set), ``run``
 (run an agent over episodes), ``eval`` / ``report`` (score a run), ``audit`` (flag bad gold),
 ``tools`` (print the tool reference). Each subcommand lives with the code it drives and adds
 itself here through a ``register(subparsers)`` function.
@@ -36,6 +37,14 @@ def _cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_index(args: argparse.Namespace) -> int:
+    from .replay_index import write_replay_index
+
+    write_replay_index(args.dir)
+    print(f"wrote the replay index of {args.dir} (sandbox.arrow, episodes.arrow, sandbox_index/)")
+    return 0
+
+
 def _cmd_tools(args: argparse.Namespace) -> int:
     import json
 
@@ -53,6 +62,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("--out", type=Path, required=True, help="output directory")
     build.add_argument("--strict", action="store_true", help="fail on the first unusable row instead of reporting it")
     build.set_defaults(func=_cmd_build)
+
+    index = subparsers.add_parser("index", help="write the memory-mapped replay index of a built directory",
+                                  description="`build` and `synth` write it already; use this on a directory built by an "
+                                              "older version (it still opens without, building the index in memory).")
+    index.add_argument("dir", type=Path, help="a built directory")
+    index.set_defaults(func=_cmd_index)
 
     tools = subparsers.add_parser("tools", help="print the tool reference (markdown, or OpenAI JSON with --json)")
     tools.add_argument("--json", action="store_true", help="print the OpenAI function-calling list")

@@ -91,6 +91,11 @@ class MobilityEnv(gym.Env[str, Any]):
     The last step's ``info["metrics"]`` holds ``ID, IE, DEC_P, DEC_R, TS_P, TS_R, SC, PF, DR,
     FPR`` in [0, 1] and ``info["trajectory"]`` the full record.
 
+    **Info** on every step: ``episode_id``, ``step``, ``call`` (the call as parsed),
+    ``match``/``scope``/``distance_m``/``score`` of the lookup, ``error``,
+    ``reward_components``. A key is present only when it applies (no ``error`` key on a
+    good step), so vector envs batch every key with one type.
+
     **Arguments.**
         data: built directory or official file; None = bundled synthetic set.
         max_steps: actions per episode before truncation (default 10).

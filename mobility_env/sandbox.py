@@ -169,8 +169,7 @@ class Sandbox:
                 if self.directory is not None:
                     message = (f"{self.directory} has no prebuilt replay index (built by an older version, or "
                                f"sandbox.parquet changed); built it in memory in {time.perf_counter() - started:.1f}s. "
-                               f"Write it once with `python -c \"from mobility_env.replay_index import "
-                               f"write_replay_index; write_replay_index('{self.directory}')\"` (or rebuild the "
+                               f"Write it once with `mobility-env index {self.directory}` (or rebuild the "
                                f"directory) for a fast, shared open.")
                     if self._index.rows > LARGE_UNINDEXED_ROWS:
                         warnings.warn(message, MissingIndexWarning, stacklevel=3)

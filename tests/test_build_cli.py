@@ -132,3 +132,22 @@ def test_duplicate_episode_ids_are_refused(sample_episodes, tmp_path):
     with pytest.raises(ValueError, match=f"duplicate episode_id {sample_episodes[0].episode_id}"):
         build_directory(twice, tmp_path / "dup")
     assert not (tmp_path / "dup" / "episodes.parquet").exists()
+
+
+def test_cli_index_gives_an_old_directory_its_replay_index(built_dir, sample_episodes, tmp_path, capsys):
+    import shutil
+
+    from mobility_env.sandbox import Sandbox
+
+    old = tmp_path / "old"
+    old.mkdir()
+    for name in ("episodes.parquet", "sandbox.parquet", "manifest.json"):
+        shutil.copy(built_dir / name, old / name)
+    assert main(["index", str(old)]) == 0
+    assert "wrote the replay index" in capsys.readouterr().out
+    assert (old / "sandbox.arrow").exists() and (old / "sandbox_index").is_dir()
+    box = Sandbox.open(old)
+    episode = sample_episodes[0]
+    call = episode.recorded[0]
+    result = box.lookup(call.name, call.arguments, episode.episode_id)
+    assert result.match == "exact" and result.response == call.response
