@@ -321,7 +321,7 @@ def test_old_style_directory_opens_and_serves_the_env(old_style_dir, synth_dir, 
     with caplog.at_level("INFO", logger="mobility_env.sandbox"):
         box = Sandbox.open(old_style_dir)
         assert box.index.episodes is None and not box.index.compact_ok
-    assert any("no prebuilt replay index" in r.getMessage() and "write_replay_index" in r.getMessage()
+    assert any("no prebuilt replay index" in r.getMessage() and "mobility-env index" in r.getMessage()
                for r in caplog.records)
     old_env, new_env = MobilityEnv(old_style_dir), MobilityEnv(synth_dir)
     for obs_format in ("compact", "raw"):
