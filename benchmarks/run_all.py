@@ -46,7 +46,6 @@ def run_bench(script: str, *args: str) -> dict[str, Any]:
 
 def targets(size: int, r: dict[str, Any]) -> dict[str, Any]:
     step, floor = r["step"]["step"], r["step"]["floor"]
-    exact = step["compact"]["exact"]
     overhead = {fmt: r["step"]["overhead_us"][fmt]["exact"] for fmt in ("compact", "raw")}
     route = step["compact"].get("exact_route", {})
     glob = r["step"]["lookup_global"]

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .canonical import canonical_request
-from .episode import Episode
+from .episode import Episode, RecordedCall, Repair, ToolCall
 from .tools import validate_call
 
 FORMAT_VERSION = 1
@@ -99,6 +99,17 @@ def episode_row(episode: Episode, start: int, stop: int) -> dict[str, Any]:
         "fields": _dumps(episode.fields), "repairs": _dumps([r.model_dump() for r in episode.repairs]),
         "source": episode.source, "row": episode.row, "sandbox_start": start, "sandbox_stop": stop,
     }
+
+
+def episode_from_record(record: dict[str, Any], recorded: list[RecordedCall]) -> Episode:
+    """The inverse of :func:`episode_row`: an Episode from one episodes row plus its recorded calls."""
+    return Episode(
+        episode_id=record["episode_id"], query=record["query"], context=json.loads(record["context"]),
+        task_scenario=record["task_scenario"], intent_family=record["intent_family"],
+        gold_calls=[ToolCall(**c) for c in json.loads(record["gold_calls"])], recorded=recorded,
+        gold_slots=json.loads(record["gold_slots"]), fields=json.loads(record["fields"]),
+        repairs=[Repair(**r) for r in json.loads(record["repairs"])], source=record["source"], row=record["row"])
+
 
 
 class _ColumnBuffer:

@@ -24,8 +24,8 @@ from typing import Any, Iterable, Iterator
 
 import pyarrow.parquet as pq
 
-from .build import EPISODES_FILE, EPISODES_SCHEMA, SANDBOX_FILE
-from .episode import Episode, RecordedCall, Repair, ToolCall
+from .build import EPISODES_FILE, EPISODES_SCHEMA, SANDBOX_FILE, episode_from_record
+from .episode import Episode, RecordedCall, Repair
 from .errors import DataFileError, RowError
 from .official import CORE_COLUMNS, episode_from_row
 
@@ -183,13 +183,7 @@ def episodes_from_parquet(path: Path, *, with_responses: bool = True) -> Episode
     episodes = EpisodeList()
     report = LoadReport(str(episodes_path))
     for i, rec in enumerate(table.to_pylist()):
-        episode = Episode(
-            episode_id=rec["episode_id"], query=rec["query"], context=json.loads(rec["context"]),
-            task_scenario=rec["task_scenario"], intent_family=rec["intent_family"],
-            gold_calls=[ToolCall(**c) for c in json.loads(rec["gold_calls"])],
-            recorded=recorded_by_row[i] if recorded_by_row is not None else [],
-            gold_slots=json.loads(rec["gold_slots"]), fields=json.loads(rec["fields"]),
-            repairs=[Repair(**r) for r in json.loads(rec["repairs"])], source=rec["source"], row=rec["row"])
+        episode = episode_from_record(rec, recorded_by_row[i] if recorded_by_row is not None else [])
         report.add_episode(episode)
         episodes.append(episode)
     episodes.report = report

@@ -8,16 +8,14 @@ opening 100k episodes costs one column read, not 100k model validations.
 
 from __future__ import annotations
 
-import json
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 import pyarrow.parquet as pq
 
-from .build import EPISODES_FILE
-from .episode import Episode, RecordedCall, Repair, ToolCall
+from .build import EPISODES_FILE, episode_from_record
+from .episode import Episode, RecordedCall
 from .errors import DataFileError
 from .replay_index import open_episodes_arrow
 from .sandbox import LookupConfig, Sandbox
@@ -34,16 +32,6 @@ def default_data_path() -> Path:
         raise DataFileError(path, "bundled episodes not found; pass data=PATH (a built directory or an official file), "
                                   f"set ${DATA_ENV_VAR}, or generate a set with `mobility-env synth --out DIR`")
     return path
-
-
-def episode_from_record(record: dict[str, Any], recorded: list[RecordedCall]) -> Episode:
-    """An Episode from one ``episodes.parquet`` row plus its sandbox entries."""
-    return Episode(
-        episode_id=record["episode_id"], query=record["query"], context=json.loads(record["context"]),
-        task_scenario=record["task_scenario"], intent_family=record["intent_family"],
-        gold_calls=[ToolCall(**c) for c in json.loads(record["gold_calls"])], recorded=recorded,
-        gold_slots=json.loads(record["gold_slots"]), fields=json.loads(record["fields"]),
-        repairs=[Repair(**r) for r in json.loads(record["repairs"])], source=record["source"], row=record["row"])
 
 
 class EpisodeStore:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mobility_env.loaders import load_episodes
-from mobility_env.trajectory import FinishRecord, Trajectory
+from mobility_env.trajectory import Trajectory
 from rewards import compute_metrics, gold_trajectory
 from rewards.audit import audit_episodes, blocking_episode_ids
 from rewards.evidence import route_options
