@@ -42,11 +42,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError("--samples-per-episode, --workers and --concurrency must be at least 1")
     if args.resume and args.out is None:
         raise ConfigError("--resume needs the --out directory of the run to continue")
+    if args.retry_failed and not args.resume:
+        raise ConfigError("--retry-failed only makes sense with --resume")
     out = args.out or default_out_dir(args.agent, args.data)
     env_kwargs: dict[str, Any] = {"max_steps": args.max_steps, "obs_format": args.obs_format}
     config = RunConfig(out_dir=Path(out), data=args.data, episode_ids=args.episode, scenarios=args.scenario,
                        limit=args.limit, samples_per_episode=args.samples_per_episode, seed=args.seed,
-                       resume=args.resume, workers=args.workers, progress=not args.no_progress,
+                       resume=args.resume, retry_failed=args.retry_failed, workers=args.workers, progress=not args.no_progress,
                        env_kwargs=env_kwargs, meta={"agent": args.agent, "model": args.model, "backend": args.backend})
     factory = agent_factory(args)
     if args.backend == "ray":
@@ -71,6 +73,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--data", help="built directory or official CSV/XLSX/JSONL (default: bundled synthetic set)")
     run.add_argument("--out", type=Path, help="run directory (default: runs/AGENT-DATA-TIMESTAMP)")
     run.add_argument("--resume", action="store_true", help="continue the run in --out, skipping finished episodes")
+    run.add_argument("--retry-failed", action="store_true",
+                     help="with --resume: also re-run episodes whose result is a recorded failure (e.g. the model "
+                          "server was down); the new line is appended and readers keep the last one")
     run.add_argument("--limit", type=int, help="run at most this many episodes")
     run.add_argument("--scenario", action="append", help="only this task scenario (repeatable), e.g. 'Weather Query'")
     run.add_argument("--episode", action="append", help="only this episode id (repeatable)")

@@ -38,7 +38,7 @@ import pyarrow.parquet as pq
 
 from mobility_env.errors import ConfigError
 
-from .runner import RESULTS_FILE, TRAJECTORIES_FILE, read_results
+from mobility_env.runfiles import RESULTS_FILE, TRAJECTORIES_FILE, read_jsonl, read_results, record_key
 
 TURN_TYPE = pa.struct([("role", pa.string()), ("content", pa.string()), ("tool_name", pa.string()), ("reward", pa.float64())])
 TRAJECTORY_SCHEMA = pa.schema([
@@ -89,16 +89,8 @@ def export_run(run_dir: str | Path, out_path: str | Path) -> Path:
     results = read_results(run_dir / RESULTS_FILE)
     if not results:
         raise ConfigError(f"{run_dir / RESULTS_FILE}: no results to export")
-    trajectories: dict[tuple[str, int], dict[str, Any]] = {}
-    path = run_dir / TRAJECTORIES_FILE
-    if path.exists():
-        for line in path.open(encoding="utf-8"):
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut by a crash; its result line was never written
-            trajectories[(item["episode_id"], int(item.get("sample_index", 0)))] = item
-    latest = {(r["episode_id"], int(r.get("sample_index", 0))): r for r in results}
+    trajectories = {record_key(item): item for item in read_jsonl(run_dir / TRAJECTORIES_FILE)}
+    latest = {record_key(r): r for r in results}
     advantages = group_advantages({k: float(r.get("total_reward", 0.0)) for k, r in latest.items()})
     rows = []
     for key, result in latest.items():

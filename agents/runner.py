@@ -6,6 +6,8 @@ Guarantees:
 * **resumable**: ``resume=True`` skips every (episode_id, sample_index) already in
   ``results.jsonl``; a line cut by a crash is dropped and that episode re-run; nothing is
   overwritten, and without ``resume`` an existing non-empty run directory is refused;
+  ``retry_failed=True`` also re-runs episodes whose latest result is a recorded failure (a
+  model server that was down), appending the new line: readers keep the last line per key;
 * **isolated failures**: an agent error is that episode's recorded failure, not the run's;
 * **deterministic seeds**: the seed of (episode_id, sample_index) depends only on the run
   seed, never on order or backend.
@@ -25,10 +27,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from mobility_env.errors import ConfigError
+from mobility_env.runfiles import RESULTS_FILE, RUN_FILE, TRAJECTORIES_FILE, read_results, record_key
 
-RESULTS_FILE = "results.jsonl"
-TRAJECTORIES_FILE = "trajectories.jsonl"
-RUN_FILE = "run.json"
+__all__ = ["RESULTS_FILE", "TRAJECTORIES_FILE", "RunConfig", "episode_seed", "read_results", "run_local"]
+
 
 AgentFactory = Callable[[], Any]
 
@@ -50,6 +52,7 @@ class RunConfig:
     samples_per_episode: int = 1
     seed: int = 0
     resume: bool = False
+    retry_failed: bool = False
     workers: int = 1
     progress: bool = True
     env_kwargs: dict[str, Any] = field(default_factory=dict)
@@ -57,29 +60,6 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         self.out_dir = Path(self.out_dir)
-
-
-def read_results(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
-    """Records of a results.jsonl; a cut last line is dropped (and removed when ``repair``)."""
-    if not path.exists():
-        return []
-    records, good_bytes = [], 0
-    with path.open("rb") as handle:
-        for raw in handle:
-            try:
-                record = json.loads(raw)
-            except json.JSONDecodeError:
-                if raw.endswith(b"\n"):
-                    raise ConfigError(f"{path}: line {len(records) + 1} is not JSON; fix or remove it before resuming")
-                break  # the last line was cut by a crash
-            if not raw.endswith(b"\n"):
-                break
-            records.append(record)
-            good_bytes += len(raw)
-    if repair and good_bytes != path.stat().st_size:
-        with path.open("r+b") as handle:
-            handle.truncate(good_bytes)
-    return records
 
 
 def select_episodes(all_ids: list[str], scenario_of: Callable[[str], str], config: RunConfig) -> list[str]:
@@ -125,9 +105,10 @@ def prepare_run(config: RunConfig) -> set[tuple[str, int]]:
     if results.exists() and results.stat().st_size > 0 and not config.resume:
         raise ConfigError(f"{out} already holds results; pass --resume to continue it or choose another --out")
     out.mkdir(parents=True, exist_ok=True)
-    done = {(r["episode_id"], int(r.get("sample_index", 0))) for r in read_results(results, repair=True)}
     # trajectories.jsonl may hold a line whose result was never written: keep it, the
-    # reader pairs them by (episode_id, sample_index) and the newest wins.
+    # readers pair them by (episode_id, sample_index) and the newest wins.
+    done = {record_key(r) for r in read_results(results, repair=True)
+            if not (config.retry_failed and r.get("failure"))}
     run_meta = {"data": config.data, "seed": config.seed, "samples_per_episode": config.samples_per_episode,
                 **config.meta, "started": time.strftime("%Y-%m-%dT%H:%M:%S")}
     (out / RUN_FILE).write_text(json.dumps(run_meta, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

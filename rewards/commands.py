@@ -19,33 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from mobility_env.errors import ConfigError, DataFileError
+from mobility_env.runfiles import RESULTS_FILE, TRAJECTORIES_FILE, read_jsonl, read_results
 
 from .audit import audit_episodes, blocking_episode_ids
 from .metrics import compute_metrics
 from .report import write_report
 from .scorecard import build_scorecard, format_scorecard
 
-RESULTS_FILE = "results.jsonl"
-TRAJECTORIES_FILE = "trajectories.jsonl"
 SCORECARD_FILE = "scorecard.json"
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """JSON lines of ``path``; a last line cut by a crash is dropped, any other bad line is an error."""
-    if not path.exists():
-        raise DataFileError(path, "no such file")
-    lines = path.read_text(encoding="utf-8").splitlines()
-    records = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            if number == len(lines):
-                break
-            raise DataFileError(path, f"line {number} is not JSON ({exc.msg}); fix or remove it") from exc
-    return records
 
 
 def _trajectory_dict(item: Any) -> dict[str, Any] | None:
@@ -129,7 +110,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if path.exists():
         scorecard = json.loads(path.read_text(encoding="utf-8"))
     else:
-        scorecard = build_scorecard(read_jsonl(run_dir / RESULTS_FILE))
+        scorecard = build_scorecard(read_results(run_dir / RESULTS_FILE))
     files = write_report(run_dir, scorecard)
     print(f"wrote {files.markdown} and {files.json}" + "".join(f", {p}" for p in files.charts))
     if files.chart_note:

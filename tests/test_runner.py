@@ -78,3 +78,38 @@ def test_resume_after_hard_kill_loses_and_duplicates_nothing(tmp_path, sample_cs
     keys = [r["episode_id"] for r in after]
     assert len(keys) == len(set(keys)) == 81
     assert after[: len(before)] == before  # nothing rewritten
+
+
+class _DownServerAgent(OracleAgent):
+    name = "down"
+
+    def play(self, session):
+        from agents.base import AgentFailure
+
+        raise AgentFailure("llm_unavailable", "model server down")
+
+
+def test_retry_failed_reruns_only_failures_and_readers_keep_the_last_line(tmp_path, sample_csv):
+    from mobility_env.runfiles import read_jsonl
+
+    config = RunConfig(out_dir=tmp_path / "r", data=str(sample_csv), limit=4, progress=False)
+    first = run_local(_DownServerAgent, config)
+    assert [r["failure"]["type"] for r in first] == ["llm_unavailable"] * 4
+    config.resume = True
+    assert run_local(OracleAgent, config) == first  # plain resume: failures count as done
+    config.retry_failed = True
+    second = run_local(OracleAgent, config)
+    assert [r["episode_id"] for r in second] == [r["episode_id"] for r in first]
+    assert all(r["failure"] is None and r["metrics"]["DR"] == 1.0 for r in second)
+    assert len(read_jsonl(tmp_path / "r" / "results.jsonl")) == 8  # appended, never rewritten
+    assert run_local(OracleAgent, config) == second  # nothing left to retry
+
+
+def test_a_corrupt_line_in_the_middle_is_a_typed_error(tmp_path):
+    from mobility_env.errors import DataFileError
+    from mobility_env.runfiles import read_jsonl
+
+    path = tmp_path / "results.jsonl"
+    path.write_text('{"episode_id": "a"}\n{oops\n{"episode_id": "b"}\n', encoding="utf-8")
+    with pytest.raises(DataFileError, match="row 2"):
+        read_jsonl(path)
