@@ -51,6 +51,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
+from .geo import EARTH_RADIUS_M
 from .tools import MAP_TOOLS, TOOLS
 
 INDEX_VERSION = 1
@@ -64,7 +65,6 @@ TOOL_ORDER: tuple[str, ...] = MAP_TOOLS
 TOOL_CODE: dict[str, int] = {name: i for i, name in enumerate(TOOL_ORDER)}
 FUZZY_TOOLS: tuple[str, ...] = tuple(t for t in TOOL_ORDER if TOOLS[t].kind in ("poi", "traffic", "weather"))
 GRID_DEG = 0.01
-EARTH_RADIUS_M = 6_371_008.8
 _LAT_CELLS = int(round(180 / GRID_DEG)) + 1
 _LNG_CELLS = int(round(360 / GRID_DEG)) + 1
 _INDEX_COLUMNS = ["tool", "key", "name", "city", "options", "points", "valid"]

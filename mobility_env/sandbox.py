@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import time
 import warnings
@@ -46,13 +45,13 @@ import pyarrow.parquet as pq
 from .build import EPISODES_FILE, MANIFEST_FILE, SANDBOX_FILE, SANDBOX_SCHEMA, sandbox_rows
 from .canonical import CanonicalRequest, canonical_request
 from .errors import SandboxError
+from .geo import haversine_m
 from .replay_index import TOOL_CODE, ReplayIndex, key_hash, parse_points
 from .tools import TOOLS, canonical_tool_name
 
 logger = logging.getLogger(__name__)
 LARGE_UNINDEXED_ROWS = 50_000  # above this, opening without the prebuilt index warns
 
-EARTH_RADIUS_M = 6_371_008.8
 FUZZY_KINDS = frozenset({"poi", "traffic", "weather", "around"})
 _LOOKUP_COLUMNS = ("episode_id", "tool", "key", "name", "city", "options", "points", "lng", "lat", "gold_index", "valid")
 
@@ -91,13 +90,6 @@ class LookupResult:
     @property
     def hit(self) -> bool:
         return self.match != "miss"
-
-
-def haversine_m(lng1: float, lat1: float, lng2: float, lat2: float) -> float:
-    p1, p2 = math.radians(lat1), math.radians(lat2)
-    dp, dl = p2 - p1, math.radians(lng2 - lng1)
-    a = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
-    return 2 * EARTH_RADIUS_M * math.asin(min(1.0, math.sqrt(a)))
 
 
 _parse_points = parse_points
@@ -360,7 +352,7 @@ class Sandbox:
             points = index.points(i)
             if len(points) < 2 and len(req.points) >= 2 and is_route:
                 continue
-            distances = [haversine_m(a[0], a[1], b[0], b[1]) for a, b in zip(req.points, points)]
+            distances = [haversine_m(a, b) for a, b in zip(req.points, points)]
             route_points = min(len(points), 2) if is_route else 1
             if not distances or max(distances[:route_points]) > bound:
                 continue

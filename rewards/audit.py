@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass
 from typing import Iterable
 
 from mobility_env.episode import Episode
-from mobility_env.synth.geo import haversine_m
+from mobility_env.geo import haversine_m
 from mobility_env.tools import validate_call
 
 from .evidence import route_count, route_options, traffic_facts, weather_facts

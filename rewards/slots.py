@@ -29,7 +29,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from mobility_env.canonical import canonical_city, canonical_flag, canonical_name
-from mobility_env.synth.geo import haversine_m
+from mobility_env.geo import haversine_m
 from mobility_env.tools import DRIVING_STRATEGIES, parse_coordinate
 
 from .units import arabize

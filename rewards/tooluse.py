@@ -36,7 +36,7 @@ from typing import Any, Iterable
 
 from mobility_env.canonical import canonical_flag
 from mobility_env.episode import Episode
-from mobility_env.synth.geo import haversine_m
+from mobility_env.geo import haversine_m
 from mobility_env.tools import TOOLS, canonical_tool_name, validate_call
 from mobility_env.trajectory import CallRecord
 

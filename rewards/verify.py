@@ -40,7 +40,7 @@ from rapidfuzz import fuzz
 
 from mobility_env.canonical import canonical_flag
 from mobility_env.episode import Episode
-from mobility_env.synth.geo import haversine_m
+from mobility_env.geo import haversine_m
 from mobility_env.tools import TOOLS, canonical_tool_name, parse_coordinate
 from mobility_env.trajectory import CallRecord, Trajectory
 

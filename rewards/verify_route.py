@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mobility_env.episode import Episode, ToolCall
-from mobility_env.synth.geo import haversine_m
+from mobility_env.geo import haversine_m
 from mobility_env.tools import TOOLS, canonical_tool_name
 from mobility_env.trajectory import CallRecord, Trajectory
 

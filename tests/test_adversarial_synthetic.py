@@ -16,7 +16,7 @@ import pytest
 from agents.answers import describe_route, describe_weather
 from mobility_env.canonical import canonical_request
 from mobility_env.env import MobilityEnv
-from mobility_env.sandbox import haversine_m
+from mobility_env.geo import haversine_m
 from mobility_env.tools import parse_coordinate
 from rewards.reference import reference_finish
 
@@ -47,7 +47,7 @@ def _wrong_for_scenario(episode, gold, alt) -> str | None:
         return "mode"
     gold_req, alt_req = canonical_request(gold.name, gold.arguments), canonical_request(alt.name, alt.arguments)
     destination = lambda req: req.points[1]  # noqa: E731  (origin, destination, waypoints...)
-    if haversine_m(*destination(gold_req), *destination(alt_req)) > 1000:
+    if haversine_m(destination(gold_req), destination(alt_req)) > 1000:
         return "destination"
     if episode.task_scenario == "Multi-stop Planning" and gold_req.points[2:] != alt_req.points[2:]:
         return "waypoints"
@@ -97,7 +97,7 @@ def test_weather_variant_and_sibling_poi_fail(env):
                 if alt.gold_index is None and alt.name == "query_poi":
                     data = alt.response.get("data", alt.response) if isinstance(alt.response, dict) else {}
                     where = parse_coordinate(data.get("location"))
-                    if gold_place is None or where is None or haversine_m(*gold_place, *where) < 1500:
+                    if gold_place is None or where is None or haversine_m(gold_place, where) < 1500:
                         continue
                     answer = f"{data.get('name')}，地址：{data.get('address')}。"
                     metrics = _play(env, episode, [alt], answer, None)

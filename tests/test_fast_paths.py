@@ -28,7 +28,8 @@ from mobility_env.canonical import canonical_request
 from mobility_env.episode import Episode, RecordedCall, ToolCall
 from mobility_env.observation import format_response
 from mobility_env.replay_index import ARROW_FILE, EPISODES_ARROW_FILE, INDEX_DIR, ReplayIndex
-from mobility_env.sandbox import FUZZY_KINDS, LookupConfig, Sandbox, haversine_m
+from mobility_env.geo import haversine_m
+from mobility_env.sandbox import FUZZY_KINDS, LookupConfig, Sandbox
 from mobility_env.store import resolve_data
 from mobility_env.tools import TOOLS, canonical_tool_name, validate_call
 
@@ -101,7 +102,7 @@ class BruteForce:
             points = self.points(i)
             if not points or (len(points) < 2 and len(req.points) >= 2 and is_route):
                 continue
-            distances = [haversine_m(a[0], a[1], b[0], b[1]) for a, b in zip(req.points, points)]
+            distances = [haversine_m(a, b) for a, b in zip(req.points, points)]
             if max(distances[:min(len(points), 2) if is_route else 1]) > bound:
                 continue
             if len(points) != len(req.points) or max(distances) > bound or rows[i]["options"] != req.options:

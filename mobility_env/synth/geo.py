@@ -9,17 +9,12 @@ from __future__ import annotations
 
 import math
 
-Point = tuple[float, float]
-EARTH_RADIUS_M = 6_371_008.8
+from ..geo import EARTH_RADIUS_M, Point, haversine_m
+
+__all__ = ["EARTH_RADIUS_M", "Point", "haversine_m"]  # re-exported for the generator modules
+
 METRES_PER_DEGREE_LAT = 110_574.0
 _COMPASS = ("东", "东北", "北", "西北", "西", "西南", "南", "东南")
-
-
-def haversine_m(a: Point, b: Point) -> float:
-    """Great-circle distance in metres between two ``(lng, lat)`` points."""
-    lng1, lat1, lng2, lat2 = map(math.radians, (a[0], a[1], b[0], b[1]))
-    h = math.sin((lat2 - lat1) / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin((lng2 - lng1) / 2) ** 2
-    return 2 * EARTH_RADIUS_M * math.asin(min(1.0, math.sqrt(h)))
 
 
 def metres_per_degree_lng(lat: float) -> float:
