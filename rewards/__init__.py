@@ -7,9 +7,10 @@ per-step RL rewards; :mod:`rewards.scorecard` aggregates results into the paper'
 ``eval``, ``report`` and ``audit`` CLI subcommands. Nothing is loaded at import time.
 """
 
-from .metrics import METRIC_KEYS, compute_metrics, token_usage
+from .metrics import METRIC_KEYS, compute_metrics, score_episode, token_usage
 from .reference import gold_trajectory, reference_finish
-from .verify import Verdict, verify_answer
+from .verdict import Check, Verdict
+from .verify import verify_answer
 
-__all__ = ["METRIC_KEYS", "compute_metrics", "token_usage", "gold_trajectory", "reference_finish", "Verdict",
-           "verify_answer"]
+__all__ = ["METRIC_KEYS", "compute_metrics", "score_episode", "token_usage", "gold_trajectory", "reference_finish",
+           "Check", "Verdict", "verify_answer"]

@@ -37,6 +37,7 @@ from .plan import call_steps, declared_plan_steps, decomposition_scores, gold_ca
 from .slots import intent_extraction_score
 from .tooluse import (CallFacts, facts_of, parameter_fidelity, schema_compliance, tool_selection_precision,
                       tool_selection_redundancy)
+from .verdict import Verdict
 from .verify import verify_answer
 
 METRIC_KEYS: tuple[str, ...] = ("ID", "IE", "DEC_P", "DEC_R", "TS_P", "TS_R", "SC", "PF", "DR", "FPR")
@@ -58,6 +59,11 @@ def decomposition(episode: Episode, trajectory: Trajectory, facts: list[CallFact
 
 def compute_metrics(episode: Episode, trajectory: Trajectory) -> dict[str, float]:
     """The ten metrics of one episode (see the module table; edge cases in each module)."""
+    return score_episode(episode, trajectory)[0]
+
+
+def score_episode(episode: Episode, trajectory: Trajectory) -> tuple[dict[str, float], Verdict]:
+    """``(metrics, verdict)``: the metrics of :func:`compute_metrics` and the verdict behind DR/FPR."""
     finish = trajectory.finish
     calls = trajectory.calls
     facts = [facts_of(call) for call in calls]
@@ -75,7 +81,7 @@ def compute_metrics(episode: Episode, trajectory: Trajectory) -> dict[str, float
         "DR": 1.0 if verdict.delivered else 0.0,
         "FPR": 1.0 if verdict.delivered and verdict.passed else 0.0,
     }
-    return {key: float(metrics[key]) for key in METRIC_KEYS}
+    return {key: float(metrics[key]) for key in METRIC_KEYS}, verdict
 
 
 def token_usage(trajectory: Trajectory) -> dict[str, int]:

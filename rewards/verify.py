@@ -33,7 +33,6 @@ found, and only when the call that came back empty is the right one.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from rapidfuzz import fuzz
@@ -48,6 +47,7 @@ from .evidence import (Place, address_district, address_roads, geocode_facts, ne
                        traffic_state_words, weather_facts)
 from .slots import canonical_day, city_key, fold_text, same_place_name
 from .units import parse_temperatures
+from .verdict import Verdict
 from .verify_route import NO_RESULT, gold_route_call, verify_route_answer
 
 PLACE_TOLERANCE_M = 1000.0
@@ -55,16 +55,6 @@ TEMPERATURE_TOLERANCE_C = 1.0
 _DAY_OFFSETS = {"今天": 0, "明天": 1, "后天": 2, "大后天": 3}
 _CONDITION_WORDS = {"晴": ("sunny", "clear"), "多云": ("cloudy",), "阴": ("overcast",), "雨": ("rain",),
                     "雪": ("snow",), "雾": ("fog",), "霾": ("haze",), "沙": ("sand", "dust"), "风": ("wind",)}
-
-
-@dataclass
-class Verdict:
-    """DR (``delivered``) and FPR (``passed``) with the named checks behind them."""
-
-    delivered: bool
-    passed: bool
-    checks: dict[str, bool] = field(default_factory=dict)
-    reason: str = ""
 
 
 def _served(calls: Iterable[CallRecord], kind: str) -> list[CallRecord]:
@@ -262,17 +252,22 @@ _INFO_VERIFIERS = {"POI Query": verify_poi, "Geolocation Query": verify_geolocat
                    "Weather Query": verify_weather, "Traffic Info Query": verify_traffic}
 
 
+def _as_verdict(delivered: bool, checks: dict[str, bool], reason: str = "") -> Verdict:
+    verdict = Verdict(delivered, reason=reason if not delivered else "")
+    for name, ok in checks.items():
+        verdict.add(name, ok)
+    return verdict
+
+
 def verify_answer(episode: Episode, trajectory: Trajectory) -> Verdict:
     """DR and FPR of one trajectory (rules in the module docstring)."""
     finish = trajectory.finish
     if finish is None or trajectory.truncated or not isinstance(finish.answer, str) or not finish.answer.strip():
-        return Verdict(False, False, reason="no finished answer" if not trajectory.truncated else "truncated")
+        return Verdict(False, reason="no finished answer" if not trajectory.truncated else "truncated")
     if gold_route_call(episode) is not None:
         route = verify_route_answer(episode, trajectory)
-        return Verdict(route.delivered, route.passed, route.checks, route.reason)
+        return _as_verdict(route.delivered, route.checks, route.reason)
     verifier = _INFO_VERIFIERS.get(episode.task_scenario)
     if verifier is None:
-        return Verdict(True, False, reason=f"no verifier for scenario {episode.task_scenario!r}")
-    checks = verifier(episode, trajectory.calls, finish.answer)
-    failed = [name for name, ok in checks.items() if not ok]
-    return Verdict(True, not failed, checks, "failed: " + ", ".join(failed) if failed else "")
+        return Verdict(True, reason=f"no verifier for scenario {episode.task_scenario!r}")
+    return _as_verdict(True, verifier(episode, trajectory.calls, finish.answer))
