@@ -115,7 +115,9 @@ class Agent:
         """Play one episode; return ``{"result": ..., "trajectory": ...}`` records.
 
         ``result`` is the results.jsonl line (episode_id, sample_index, task_scenario,
-        intent_family, metrics, input_tokens, output_tokens, total_reward, steps, failure...);
+        intent_family, metrics, verdict, input_tokens, output_tokens, total_reward, steps,
+        failure...); ``verdict`` is the env's terminal ``info["verdict"]`` (every check behind
+        DR and FPR, ``rewards.verdict.Verdict.to_dict()``);
         ``trajectory`` the full transcript for trajectories.jsonl.
         """
         started = time.perf_counter()
@@ -137,7 +139,8 @@ class Agent:
         result = {
             "episode_id": episode_id, "sample_index": sample_index, "agent": self.name, "model": self.model,
             "task_scenario": info["task_scenario"], "intent_family": info["intent_family"],
-            "metrics": final.get("metrics") or {}, "input_tokens": session.input_tokens,
+            "metrics": final.get("metrics") or {}, "verdict": final.get("verdict"),
+            "input_tokens": session.input_tokens,
             "output_tokens": session.output_tokens, "usage_by_role": session.usage,
             "total_reward": float(sum(rewards)), "steps": len(session.steps),
             "terminated": session.terminated, "truncated": session.truncated, "failure": failure,

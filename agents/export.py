@@ -20,6 +20,9 @@ metrics             JSON object: ID IE DEC_P DEC_R TS_P TS_R SC PF DR FPR
 fpr, dr             the two outcome metrics as floats (for filtering)
 input_tokens, output_tokens  recorded token usage
 failure             JSON of the recorded failure, or null
+verdict             JSON of the verdict behind DR/FPR (``Verdict.to_dict()``: every check
+                    with expected, stated, passed, reason), or null for a record without one
+failed_checks       names of the verdict's failed checks (empty when it passed), or null
 ==================  =====================================================================
 
 Load with ``pyarrow.parquet.read_table(path)`` or ``datasets.load_dataset("parquet",
@@ -47,6 +50,7 @@ TRAJECTORY_SCHEMA = pa.schema([
     ("step_rewards", pa.list_(pa.float64())), ("total_reward", pa.float64()), ("advantage", pa.float64()),
     ("metrics", pa.string()), ("fpr", pa.float64()), ("dr", pa.float64()),
     ("input_tokens", pa.int64()), ("output_tokens", pa.int64()), ("failure", pa.string()),
+    ("verdict", pa.string()), ("failed_checks", pa.list_(pa.string())),
 ])
 
 
@@ -96,6 +100,7 @@ def export_run(run_dir: str | Path, out_path: str | Path) -> Path:
     for key, result in latest.items():
         prompt, turns = _turns_and_prompt(trajectories.get(key, {}))
         metrics = result.get("metrics") or {}
+        verdict = result.get("verdict") if isinstance(result.get("verdict"), dict) else None
         rows.append({
             "episode_id": key[0], "sample_index": key[1], "task_scenario": result.get("task_scenario"),
             "intent_family": result.get("intent_family"), "prompt": json.dumps(prompt, ensure_ascii=False),
@@ -105,6 +110,9 @@ def export_run(run_dir: str | Path, out_path: str | Path) -> Path:
             "dr": float(metrics.get("DR", 0.0)), "input_tokens": int(result.get("input_tokens", 0)),
             "output_tokens": int(result.get("output_tokens", 0)),
             "failure": json.dumps(result["failure"], ensure_ascii=False) if result.get("failure") else None,
+            "verdict": json.dumps(verdict, ensure_ascii=False) if verdict is not None else None,
+            "failed_checks": None if verdict is None else
+            [str(c.get("name")) for c in verdict.get("checks") or [] if not c.get("passed")],
         })
     out_path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pylist(rows, schema=TRAJECTORY_SCHEMA), out_path, compression="zstd")

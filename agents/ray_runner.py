@@ -137,7 +137,8 @@ def _failure_record(item: tuple[str, int, int], exc: Exception, scenario: str) -
 
     episode_id, sample_index, seed = item
     failure = {"type": "worker_error", "message": str(exc)[:500]}
-    return {"result": {"episode_id": episode_id, "sample_index": sample_index, "metrics": {}, "failure": failure,
+    return {"result": {"episode_id": episode_id, "sample_index": sample_index, "metrics": {}, "verdict": None,
+                       "failure": failure,
                        "seed": seed, "input_tokens": 0, "output_tokens": 0, "task_scenario": scenario,
                        "intent_family": FAMILY_OF.get(scenario), "total_reward": 0.0, "steps": 0},
             "trajectory": {"episode_id": episode_id, "sample_index": sample_index, "steps": [], "failure": failure}}

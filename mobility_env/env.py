@@ -53,6 +53,7 @@ class EpisodeState:
     total_reward: float = 0.0
     rewards: list[float] = field(default_factory=list)
     metrics: dict[str, float] | None = None
+    verdict: Any = None  # rewards.verdict.Verdict: the checks behind DR and FPR, set when the episode ends
     shaping: Any = None  # rewards.shaping.ShapingState: the step reward terms, accumulated
 
 
@@ -89,12 +90,17 @@ class MobilityEnv(gym.Env[str, Any]):
     **Episode end.** ``terminated`` after a valid ``finish``; ``truncated`` when ``max_steps``
     actions (default 10, the paper's) were taken without finishing, scored with ``DR = 0``.
     The last step's ``info["metrics"]`` holds ``ID, IE, DEC_P, DEC_R, TS_P, TS_R, SC, PF, DR,
-    FPR`` in [0, 1] and ``info["trajectory"]`` the full record.
+    FPR`` in [0, 1], ``info["verdict"]`` the verdict behind DR and FPR as a JSON-safe dict
+    (``rewards.verdict.Verdict.to_dict()``: ``version``, ``delivered``, ``passed``, ``reason``
+    and ``checks``, each ``{name, expected, stated, passed, reason}``; rebuild it with
+    ``Verdict.from_dict``) and ``info["trajectory"]`` the full record. The same three keys end
+    a truncated episode and the info that ``abandon`` returns.
 
     **Info** on every step: ``episode_id``, ``step``, ``call`` (the call as parsed),
     ``match``/``scope``/``distance_m``/``score`` of the lookup, ``error``,
-    ``reward_components``. A key is present only when it applies (no ``error`` key on a
-    good step), so vector envs batch every key with one type.
+    ``reward_components``; on the terminal step also ``metrics``, ``verdict`` and
+    ``trajectory``. A key is present only when it applies (no ``error`` key on a good step),
+    so vector envs batch every key with one type.
 
     **Arguments.**
         data: built directory or official file; None = bundled synthetic set.
@@ -198,7 +204,7 @@ class MobilityEnv(gym.Env[str, Any]):
             terminal = self._close_truncated()
             reward += sum(terminal.values())
             components.update(terminal)
-            info.update(metrics=state.metrics, trajectory=state.trajectory.model_dump())
+            info.update(metrics=state.metrics, verdict=self._verdict_dict(), trajectory=state.trajectory.model_dump())
         info["reward_components"] = components
         if record.error is not None:
             obs = self._error_obs(record.error)
@@ -240,19 +246,24 @@ class MobilityEnv(gym.Env[str, Any]):
         reward = self._account(components)
         info = {"episode_id": state.episode.episode_id, "step": state.steps,
                 "call": {"name": "finish", "arguments": args}, "match": None, "error": None,
-                "reward_components": components, "metrics": state.metrics, "trajectory": state.trajectory.model_dump()}
+                "reward_components": components, "metrics": state.metrics, "verdict": self._verdict_dict(),
+                "trajectory": state.trajectory.model_dump()}
         obs = json.dumps({"finished": True, "metrics": state.metrics}, ensure_ascii=False)
         return obs, reward, True, False, _drop_none(info)
 
     def _close(self) -> dict[str, float]:
-        """Score the episode and return the terminal reward terms."""
-        from rewards import compute_metrics
+        """Score the episode (metrics and verdict, kept on the state); return the terminal reward terms."""
+        from rewards import score_episode
 
         state = self.state
         assert state is not None
         state.done = True
-        state.metrics = compute_metrics(state.episode, state.trajectory)
+        state.metrics, state.verdict = score_episode(state.episode, state.trajectory)
         return self.shaper.terminal(state.metrics)
+
+    def _verdict_dict(self) -> dict[str, Any] | None:
+        state = self.state
+        return None if state is None or state.verdict is None else state.verdict.to_dict()
 
     def _account(self, components: dict[str, float]) -> float:
         state = self.state
@@ -284,16 +295,17 @@ class MobilityEnv(gym.Env[str, Any]):
     def abandon(self, reason: str = "agent_stopped") -> dict[str, Any]:
         """End the running episode without an answer (an agent that failed or gave up).
 
-        Scored like a truncation (DR = 0); returns the final info with ``metrics`` and
-        ``trajectory``. Not a Gymnasium method: runners use it so a crashed agent still
-        yields a scored record.
+        Scored like a truncation (DR = 0); returns the final info with ``metrics``,
+        ``verdict`` and ``trajectory`` (of the episode as it ended, if it already had). Not a
+        Gymnasium method: runners use it so a crashed agent still yields a scored record.
         """
         state = self.state
         if state is None:
             raise gym.error.ResetNeeded("call reset() before abandon()")
         components = {} if state.done else self._close_truncated()
         return {"episode_id": state.episode.episode_id, "step": state.steps, "error": None, "abandoned": reason,
-                "reward_components": components, "metrics": state.metrics, "trajectory": state.trajectory.model_dump()}
+                "reward_components": components, "metrics": state.metrics, "verdict": self._verdict_dict(),
+                "trajectory": state.trajectory.model_dump()}
 
     def _close_truncated(self) -> dict[str, float]:
         assert self.state is not None
@@ -315,6 +327,8 @@ class MobilityEnv(gym.Env[str, Any]):
             lines.append(f"  finish: {s.trajectory.finish.answer[:200]}")
         if s.metrics is not None:
             lines.append("  metrics: " + " ".join(f"{k}={v:.2f}" for k, v in s.metrics.items()))
+        if s.verdict is not None:
+            lines.append(f"  verdict: {'PASS' if s.verdict.passed else 'FAIL'} — {s.verdict.summary()[:300]}")
         return "\n".join(lines)
 
     @property

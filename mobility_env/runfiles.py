@@ -5,6 +5,12 @@
 (episode_id, sample_index). A line cut by a crash can only be the last one; it is dropped
 (and, with ``repair``, removed). A key may appear more than once only when a failed episode
 was re-run (``mobility-env run --resume --retry-failed``): the **last** line wins.
+
+A results line carries ``verdict`` (``rewards.verdict.Verdict.to_dict()``) since verdicts
+were introduced; lines of older runs lack it (or hold ``null`` for a worker error) and read
+the same: readers treat a missing verdict as "not recorded", never as a failure.
+``mobility-env eval`` writes its recomputed lines to ``eval_results.jsonl`` (same format)
+and never rewrites ``results.jsonl``.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from .errors import DataFileError
 RESULTS_FILE = "results.jsonl"
 TRAJECTORIES_FILE = "trajectories.jsonl"
 RUN_FILE = "run.json"
+EVAL_RESULTS_FILE = "eval_results.jsonl"
 
 
 def read_jsonl(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:

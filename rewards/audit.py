@@ -9,7 +9,11 @@ Kinds:
 =============================  ========  ====================================================
 kind                           blocking  meaning
 =============================  ========  ====================================================
-``excluded_line_requested``    yes       an excluded transit line is one the query asks to take
+``excluded_line_requested``    yes       an excluded transit line is one the query asks to take:
+                                         a riding verb right before it (``坐``, ``乘``,
+                                         ``换乘``… optionally + ``地铁``/``公交``), no negation
+                                         before or after it in the clause, the same line (digits
+                                         do not run on: ``1号线`` is not in ``11号线``)
                                          (``从双井坐地铁10号线外环到中关村`` with ``不要10号线``)
 ``matched_transit_excluded``   yes       ``matched_transit_index`` points at a transit riding an
                                          excluded line
@@ -24,7 +28,17 @@ kind                           blocking  meaning
                                          was geocoded more than 1 km from the user
 ``duration_mismatch``          no        the ``duration`` column disagrees (>5 %) with route 0
 ``invalid_gold_call``          no        a gold call fails the tool schema
+``excluded_lines_unreadable``  no        ``llm_ner_ans`` held text that is not a line name (the
+                                         loader's ``unparsed_excluded_lines`` repair), or a gold
+                                         ``excluded_lines`` item is not one line name (an episode
+                                         built by an older parser); such items are left out of
+                                         the checks above
 =============================  ========  ====================================================
+
+Only real contradictions block: the excluded lines are those
+:func:`mobility_env.official.parse_excluded_lines` reads (``不要1号线不要八通线`` is two
+lines, never one sentence), and an item that is not a line name never makes a finding
+blocking.
 """
 
 from __future__ import annotations
@@ -35,14 +49,18 @@ from typing import Iterable
 
 from mobility_env.episode import Episode
 from mobility_env.geo import haversine_m
+from mobility_env.official import is_line_name
 from mobility_env.tools import validate_call
 
 from .evidence import route_count, route_options, traffic_facts, weather_facts
-from .slots import is_current_location, point_of
+from .slots import canonical_line, fold_text, is_current_location, point_of
 from .units import arabize, parse_durations, within_tolerance
 from .verify_route import gold_route_call, is_route_tool, uses_excluded_line
 
-_NEGATION = re.compile(r"不要|不想|不坐|不乘|不走|别坐|别乘|避开|除了|不用|不搭")
+_NEGATION = re.compile(r"不要|不想|不坐|不乘|不走|别坐|别乘|避开|除了|不用|不搭|不经|不换|绕开|避免|排除|算了|不行")
+# a riding verb right before the line (text is folded: no spaces), e.g. "坐地铁" + "10号线"
+_RIDE_BEFORE = re.compile(r"(?:乘坐|搭乘|换乘|转乘|改乘|坐|乘|搭|转|换|take|ride|via)"
+                          r"(?:地铁|轨道交通|公交车?|巴士|the|metro|subway|bus)?$")
 _EVIDENCE_TOOL = {"POI Query": "query_poi", "Geolocation Query": "reverse_geocoding",
                   "Nearby Query": "search_around_poi", "Weather Query": "weather_query",
                   "Traffic Info Query": "traffic_status"}
@@ -64,19 +82,44 @@ class AuditFinding:
         return {**asdict(self), "blocking": self.blocking}
 
 
+def _line_positions(folded: str, token: str) -> list[int]:
+    """Where ``token`` occurs in ``folded`` as the same line (digits do not run on across it)."""
+    positions = []
+    for match in re.finditer(re.escape(token), folded):
+        before = folded[match.start() - 1] if match.start() else ""
+        after = folded[match.end()] if match.end() < len(folded) else ""
+        if not (before.isdigit() or (token[-1].isdigit() and after.isdigit())):
+            positions.append(match.start())
+    return positions
+
+
 def _requested_lines(query: str, excluded: list[str]) -> list[str]:
-    """Excluded lines the query mentions in a clause without a negation before them."""
+    """Excluded lines the query asks to take (see ``excluded_line_requested`` in the table)."""
     requested = []
     for clause in re.split(r"[，,。.;；!！?？]", query):
-        folded = arabize(clause)
+        folded = fold_text(arabize(clause.lower()))
         for line in excluded:
-            token = re.sub(r"^(地铁|轨道交通)", "", line)
-            position = folded.find(token)
-            if position < 0:
+            token = canonical_line(line)
+            if not token or line in requested:
                 continue
-            if not _NEGATION.search(folded[:position]):
-                requested.append(line)
+            for position in _line_positions(folded, token):
+                before, after = folded[:position], folded[position + len(token):]
+                if _RIDE_BEFORE.search(before) and not _NEGATION.search(before) and not _NEGATION.search(after):
+                    requested.append(line)
+                    break
     return requested
+
+
+def _readable_excluded(episode: Episode, findings: list[AuditFinding]) -> list[str]:
+    """The gold excluded lines that are line names; a note for anything else."""
+    excluded = [str(line) for line in episode.gold_slots.get("excluded_lines") or []]
+    unreadable = [line for line in excluded if not is_line_name(line)]
+    notes = [r.detail for r in episode.repairs if r.kind == "unparsed_excluded_lines"]
+    if unreadable:
+        notes.append(f"gold excluded_lines {unreadable} are not line names; left out")
+    if notes:
+        findings.append(AuditFinding(episode.episode_id, "excluded_lines_unreadable", "; ".join(notes)))
+    return [line for line in excluded if line not in unreadable]
 
 
 def _matched_index(episode: Episode) -> int | None:
@@ -100,7 +143,7 @@ def _audit_route(episode: Episode, findings: list[AuditFinding]) -> None:
     if not options:
         add(AuditFinding(eid, "missing_evidence", f"gold {gold.name} response has no routes"))
         return
-    excluded = list(episode.gold_slots.get("excluded_lines") or [])
+    excluded = _readable_excluded(episode, findings)
     requested = _requested_lines(episode.query, excluded)
     if requested:
         add(AuditFinding(eid, "excluded_line_requested",

@@ -36,6 +36,11 @@ class RouteOption:
     duration_s: float | None
     lines: tuple[str, ...] = ()  # transit line names, in riding order
     roads: tuple[str, ...] = ()  # main roads, where the response summarises them (cycling text)
+    part_distances: tuple[float, ...] = ()  # legs and steps (metres): steps, walking legs, rides
+    part_durations: tuple[float, ...] = ()  # legs and steps (seconds)
+    tolls: float | None = None  # yuan (driving)
+    traffic_lights: int | None = None
+    fare: float | None = None  # yuan (transit ``cost``)
 
 
 def _float(value: Any) -> float | None:
@@ -70,6 +75,49 @@ def _transit_lines(transit: dict[str, Any]) -> tuple[str, ...]:
     return tuple(lines)
 
 
+def _add(target: list[float], value: Any) -> None:
+    number = _float(value)
+    if number is not None and number > 0:
+        target.append(number)
+
+
+def _transit_parts(transit: dict[str, Any]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Distances and durations of a transit plan's legs: walks, rides (first line of each segment), rail."""
+    distances: list[float] = []
+    durations: list[float] = []
+    _add(distances, transit.get("walking_distance"))
+    for segment in transit.get("segments") or []:
+        if not isinstance(segment, dict):
+            continue
+        walking = segment.get("walking")
+        if isinstance(walking, dict):
+            _add(distances, walking.get("distance"))
+            _add(durations, walking.get("duration"))
+        bus = segment.get("bus")
+        for line in (bus.get("buslines") or [])[:1] if isinstance(bus, dict) else []:
+            if isinstance(line, dict):
+                _add(distances, line.get("distance"))
+                _add(durations, line.get("duration"))
+        railway = segment.get("railway")
+        if isinstance(railway, dict):
+            _add(distances, railway.get("distance"))
+            _add(durations, railway.get("time"))
+    return tuple(distances), tuple(durations)
+
+
+def _path_parts(path: dict[str, Any]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Distances and durations of a driving/walking path's steps."""
+    distances: list[float] = []
+    durations: list[float] = []
+    for step in path.get("steps") or []:
+        if not isinstance(step, dict):
+            continue
+        _add(distances, step.get("step_distance", step.get("distance")))
+        cost = step.get("cost") if isinstance(step.get("cost"), dict) else {}
+        _add(durations, cost.get("duration") if cost else step.get("duration"))
+    return tuple(distances), tuple(durations)
+
+
 _CYCLING_OPTION = re.compile(r"第\s*(\d+)\s*种[:：]?(.*?)(?=第\s*\d+\s*种|$)", re.S)
 
 
@@ -101,8 +149,10 @@ def route_options(response: Any) -> list[RouteOption] | None:
     if isinstance(route.get("transits"), list):
         for i, transit in enumerate(route["transits"]):
             if isinstance(transit, dict):
+                part_distances, part_durations = _transit_parts(transit)
                 options.append(RouteOption(i, _float(transit.get("distance")), _float(transit.get("duration")),
-                                           lines=_transit_lines(transit)))
+                                           lines=_transit_lines(transit), part_distances=part_distances,
+                                           part_durations=part_durations, fare=_float(transit.get("cost"))))
         return options
     for i, path in enumerate(route.get("paths") or []):
         if not isinstance(path, dict):
@@ -111,8 +161,19 @@ def route_options(response: Any) -> list[RouteOption] | None:
         duration = _float(cost.get("duration")) if cost else None
         if duration is None:
             duration = _float(path.get("duration"))
-        options.append(RouteOption(i, _float(path.get("distance")), duration))
+        lights = _float(cost.get("traffic_lights")) if cost else None
+        part_distances, part_durations = _path_parts(path)
+        options.append(RouteOption(i, _float(path.get("distance")), duration, part_distances=part_distances,
+                                   part_durations=part_durations, tolls=_float(cost.get("tolls")) if cost else None,
+                                   traffic_lights=int(lights) if lights is not None else None))
     return options
+
+
+def taxi_cost(response: Any) -> float | None:
+    """The taxi fare estimate of a route response (yuan), if stated."""
+    body = _unwrap(response)
+    route = body.get("route") if isinstance(body, dict) else None
+    return _float(route.get("taxi_cost")) if isinstance(route, dict) else None
 
 
 def route_count(response: Any) -> int | None:

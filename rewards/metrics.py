@@ -1,19 +1,23 @@
-"""``compute_metrics(episode, trajectory)``: the ten per-episode scores, in one pure call.
+"""``compute_metrics(episode, trajectory)``: the per-episode scores, in one pure call.
 
-============  ==========================================================  ===============
-key           what it measures                                            module
-============  ==========================================================  ===============
-``ID``        intent label names the gold scenario (similarity >= 0.7)    :mod:`.intent`
-``IE``        extracted slots equal the gold constraint set               :mod:`.slots`
-``DEC_P``     ``|gold ∩ pred| / |gold|`` over atomic steps                :mod:`.plan`
-``DEC_R``     ``|pred ∩ gold| / |pred|`` over atomic steps                :mod:`.plan`
-``TS_P``      ``|T_gold ∩ T_pred| / |T_gold|`` (required tools selected)  :mod:`.tooluse`
-``TS_R``      ``1 − redundant / all calls``                               :mod:`.tooluse`
-``SC``        mean schema-valid call indicator                            :mod:`.tooluse`
-``PF``        share of gold task arguments matched                        :mod:`.tooluse`
-``DR``        a complete answer (and an existing route) was delivered     :mod:`.verify`
-``FPR``       the answer satisfies every constraint, on replayed evidence :mod:`.verify`
-============  ==========================================================  ===============
+The ten keys of :data:`METRIC_KEYS` (the paper's, plus PF), then the stricter project
+variants of :data:`EXTRA_METRIC_KEYS`:
+
+============  ============================================================  ===============
+key           what it measures                                              module
+============  ============================================================  ===============
+``ID``        intent label names the gold scenario (similarity >= 0.7)      :mod:`.intent`
+``IE``        extracted slots equal the gold constraint set                 :mod:`.slots`
+``DEC_P``     ``matched / |gold steps|`` over step sequences (multiset)     :mod:`.plan`
+``DEC_R``     ``matched / |predicted steps|`` over step sequences           :mod:`.plan`
+``TS_P``      ``|T_gold ∩ T_pred| / |T_gold|`` over tool-name sets          :mod:`.tooluse`
+``TS_R``      ``|T_gold ∩ T_pred| / |T_pred|`` over tool-name sets          :mod:`.tooluse`
+``SC``        mean schema-valid call indicator                              :mod:`.tooluse`
+``PF``        share of gold task arguments matched                          :mod:`.tooluse`
+``DR``        a complete answer (and an existing route) was delivered       :mod:`.verify`
+``FPR``       the answer satisfies every constraint, on replayed evidence   :mod:`.verify`
+``CALL_NR``   extra: ``1 − redundant calls / all calls`` (call level)       :mod:`.tooluse`
+============  ============================================================  ===============
 
 Every value is a float in [0, 1]. Nothing is loaded at import; the intent vectorizer is
 fitted at first use. ``IT``/``OT`` (token counts) are not scores; the scorecard reads them
@@ -33,14 +37,15 @@ from mobility_env.episode import Episode
 from mobility_env.trajectory import Trajectory
 
 from .intent import intent_score
-from .plan import call_steps, declared_plan_steps, decomposition_scores, gold_call_steps, gold_plan_steps
+from .plan import call_step, declared_plan_steps, decomposition_scores, gold_call_steps, gold_plan_steps
 from .slots import intent_extraction_score
-from .tooluse import (CallFacts, facts_of, parameter_fidelity, schema_compliance, tool_selection_precision,
-                      tool_selection_redundancy)
+from .tooluse import (CallFacts, call_non_redundancy, facts_of, parameter_fidelity, schema_compliance,
+                      tool_selection_precision, tool_selection_recall)
 from .verdict import Verdict
 from .verify import verify_answer
 
 METRIC_KEYS: tuple[str, ...] = ("ID", "IE", "DEC_P", "DEC_R", "TS_P", "TS_R", "SC", "PF", "DR", "FPR")
+EXTRA_METRIC_KEYS: tuple[str, ...] = ("CALL_NR",)
 
 
 def decomposition(episode: Episode, trajectory: Trajectory, facts: list[CallFacts] | None = None) -> tuple[float, float]:
@@ -49,16 +54,15 @@ def decomposition(episode: Episode, trajectory: Trajectory, facts: list[CallFact
     declared = declared_plan_steps(finish.plan if finish is not None else None)
     if declared is not None:
         return decomposition_scores(gold_plan_steps(episode), declared)
-    executed: set[str] = set()
     facts = facts if facts is not None else [facts_of(call) for call in trajectory.calls]
-    for call, fact in zip(trajectory.calls, facts):
-        if fact.selected:
-            executed |= call_steps(call.name, call.arguments)
-    return decomposition_scores(gold_call_steps(episode.gold_calls), frozenset(executed))
+    executed = [step for call, fact in zip(trajectory.calls, facts)
+                if fact.selected and (step := call_step(call.name, call.arguments)) is not None]
+    return decomposition_scores(gold_call_steps(episode.gold_calls), executed)
 
 
 def compute_metrics(episode: Episode, trajectory: Trajectory) -> dict[str, float]:
-    """The ten metrics of one episode (see the module table; edge cases in each module)."""
+    """The metrics of one episode: :data:`METRIC_KEYS` then :data:`EXTRA_METRIC_KEYS` (see the module
+    table; edge cases in each module)."""
     return score_episode(episode, trajectory)[0]
 
 
@@ -75,13 +79,14 @@ def score_episode(episode: Episode, trajectory: Trajectory) -> tuple[dict[str, f
         "DEC_P": dec_p,
         "DEC_R": dec_r,
         "TS_P": tool_selection_precision(episode, calls, facts),
-        "TS_R": tool_selection_redundancy(episode, calls, facts),
+        "TS_R": tool_selection_recall(episode, calls, facts),
         "SC": schema_compliance(episode, calls, facts),
         "PF": parameter_fidelity(episode, calls),
         "DR": 1.0 if verdict.delivered else 0.0,
         "FPR": 1.0 if verdict.delivered and verdict.passed else 0.0,
+        "CALL_NR": call_non_redundancy(episode, calls, facts),
     }
-    return {key: float(metrics[key]) for key in METRIC_KEYS}, verdict
+    return {key: float(metrics[key]) for key in METRIC_KEYS + EXTRA_METRIC_KEYS}, verdict
 
 
 def token_usage(trajectory: Trajectory) -> dict[str, int]:

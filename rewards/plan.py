@@ -4,31 +4,37 @@ Atomic steps (:data:`ATOMIC_STEPS`): ``locate``, ``nearby_search``, ``weather``,
 ``route_planning``, ``waypoint_route_planning``, ``preference_route_planning``,
 ``time_calculation``.
 
-Formulas (DESIGN.md, paper naming), over *sets* of step labels:
-``DEC_P = |gold ∩ pred| / |gold|`` and ``DEC_R = |pred ∩ gold| / |pred|``.
+Formulas (DESIGN.md, paper naming), over *sequences* of step labels matched by label:
+``matched = |gold ∩ pred|`` as a multiset intersection (each gold step pairs with at most one
+predicted step of the same label, order ignored), ``DEC_P = matched / |gold|`` and
+``DEC_R = matched / |pred|``. Gold ``[locate, locate, route_planning]`` against predicted
+``[locate, route_planning]`` gives DEC_P = 2/3 and DEC_R = 1; a repeated step the gold does
+not repeat lowers DEC_R.
 
-Where ``pred`` comes from:
+Where the sequences come from:
 
 * a declared ``finish.plan`` (a list of labels or free text, Chinese or English): each item
-  is mapped to steps by :func:`steps_in_text` (bilingual cue words, then a fuzzy match to
-  the step names). ``gold`` is then the scenario's full decomposition
-  (:func:`gold_plan_steps`: the gold calls' steps plus the steps no call shows, e.g.
-  ``time_calculation`` for arrival/departure queries and ``preference_route_planning`` for
-  constrained planning);
-* **no plan declared** (None, an empty list, or only blank items): the steps implied by
-  the agent's accepted calls (:func:`call_steps`), compared with the steps implied by the
-  gold calls — without a plan only the steps that produce calls are observable, so only
-  those are compared.
+  is mapped, in order, to the steps it names by :func:`steps_in_text` (bilingual cue words,
+  then a fuzzy match to the step names); an item naming no atomic step (``"answer the
+  user"``) is not an atomic action and adds nothing. ``gold`` is then the scenario's full
+  decomposition (:func:`gold_plan_steps`: one step per gold call, plus the steps no call
+  shows — ``time_calculation`` for arrival/departure queries, and route steps counted as
+  ``preference_route_planning`` in the constrained-planning scenarios);
+* **no plan declared** (None, an empty list, or only blank items): one step per schema-valid
+  agent call (:func:`call_step`), in call order, compared with one step per gold call
+  (:func:`gold_call_steps`) — without a plan only the steps that produce calls are
+  observable, so only those are compared.
 
-Edge cases: gold with no steps -> 1.0 when pred is empty too, else DEC_P = 1 (nothing to
-cover) and DEC_R = 0. Pred empty with non-empty gold -> both 0.
+Edge cases: gold with no steps -> (1, 1) when pred is empty too, else (1, 0). Pred empty
+(including a declared plan that names no step) with non-empty gold -> (0, 0).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from rapidfuzz import fuzz
 
@@ -99,64 +105,63 @@ def steps_in_text(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def declared_plan_steps(plan: Iterable[Any] | None) -> frozenset[str] | None:
-    """Steps of a declared plan, or None when no plan was declared (None/empty/blank)."""
+def declared_plan_steps(plan: Iterable[Any] | None) -> tuple[str, ...] | None:
+    """The step sequence of a declared plan (items in order; an item's own steps in
+    :data:`ATOMIC_STEPS` order), or None when no plan was declared (None/empty/blank)."""
     if plan is None:
         return None
     items = [item for item in plan if isinstance(item, str) and item.strip()]
     if not items:
         return None
-    steps: set[str] = set()
+    steps: list[str] = []
     for item in items:
-        steps |= steps_in_text(item)
-    return frozenset(steps)
+        named = steps_in_text(item)
+        steps.extend(step for step in ATOMIC_STEPS if step in named)
+    return tuple(steps)
 
 
-def call_steps(name: str | None, arguments: Any) -> frozenset[str]:
-    """The atomic step one tool call performs (by its tool and arguments)."""
+def call_step(name: str | None, arguments: Any) -> str | None:
+    """The atomic step one tool call performs (by its tool and arguments); None for no tool."""
     tool = canonical_tool_name(name)
     if tool is None or tool == "finish":
-        return frozenset()
+        return None
     kind = TOOLS[tool].kind
     if kind in ("poi", "geocode"):
-        return frozenset({"locate"})
+        return "locate"
     if kind == "around":
-        return frozenset({"nearby_search"})
+        return "nearby_search"
     if kind in ("weather", "traffic"):
-        return frozenset({kind})
+        return kind
     args = arguments if isinstance(arguments, dict) else {}
     if args.get("waypoints"):
-        return frozenset({"waypoint_route_planning"})
+        return "waypoint_route_planning"
     strategy = args.get("strategy")
     if strategy not in (None, "", [], "0", 0):
-        return frozenset({"preference_route_planning"})
-    return frozenset({"route_planning"})
+        return "preference_route_planning"
+    return "route_planning"
 
 
-def gold_call_steps(gold_calls: Iterable[ToolCall]) -> frozenset[str]:
-    steps: set[str] = set()
-    for call in gold_calls:
-        steps |= call_steps(call.name, call.arguments)
-    return frozenset(steps)
+def gold_call_steps(gold_calls: Iterable[ToolCall]) -> tuple[str, ...]:
+    """One step per gold call, in order."""
+    return tuple(step for call in gold_calls if (step := call_step(call.name, call.arguments)) is not None)
 
 
-def gold_plan_steps(episode: Episode) -> frozenset[str]:
-    """The scenario's full decomposition: gold call steps plus steps no call shows."""
-    steps = set(gold_call_steps(episode.gold_calls))
+def gold_plan_steps(episode: Episode) -> tuple[str, ...]:
+    """The scenario's full decomposition: the gold call steps plus the steps no call shows."""
+    steps = list(gold_call_steps(episode.gold_calls))
     scenario = episode.task_scenario
+    if scenario in ("Option-Constrained Route Planning", "Route-Constrained Planning"):
+        steps = ["preference_route_planning" if step in ROUTE_STEPS else step for step in steps]
     if scenario == "Arrival/Departure Time Query":
-        steps.add("time_calculation")
-    if scenario in ("Option-Constrained Route Planning", "Route-Constrained Planning") and steps & ROUTE_STEPS:
-        steps -= ROUTE_STEPS
-        steps.add("preference_route_planning")
-    return frozenset(steps)
+        steps.append("time_calculation")
+    return tuple(steps)
 
 
-def decomposition_scores(gold: frozenset[str], pred: frozenset[str]) -> tuple[float, float]:
-    """(DEC_P, DEC_R) with the formulas and edge cases of the module docstring."""
+def decomposition_scores(gold: Sequence[str], pred: Sequence[str]) -> tuple[float, float]:
+    """(DEC_P, DEC_R) with the multiset formulas and edge cases of the module docstring."""
     if not gold:
         return (1.0, 1.0) if not pred else (1.0, 0.0)
     if not pred:
         return 0.0, 0.0
-    common = len(gold & pred)
-    return common / len(gold), common / len(pred)
+    matched = sum((Counter(gold) & Counter(pred)).values())
+    return matched / len(gold), matched / len(pred)

@@ -40,6 +40,13 @@ def format_clock(minutes: float) -> str:
     return f"{total // 60:02d}:{total % 60:02d}"
 
 
+def format_clock_ambiguous(minutes: float) -> str:
+    """A clock time without a period (``1点30分``), for a target the query gave without one."""
+    total = round(minutes) % 720
+    hour, minute = divmod(total, 60)
+    return f"{hour or 12}点{minute:02d}分" if minute else f"{hour or 12}点"
+
+
 def gold_calls_as_records(episode: Episode) -> list[CallRecord]:
     """Each gold call once, served exactly from the snapshot (a miss when nothing was recorded)."""
     records = []
@@ -86,8 +93,9 @@ def _route_answer(episode: Episode, options: list[RouteOption], index: int | Non
         parts.append("预计用时" + format_duration(option.duration_s))
         expected = expected_clock_time(episode, option.duration_s)
         if episode.task_scenario == "Arrival/Departure Time Query" and expected is not None:
-            verb = "到达" if expected[0] > expected[1] else "出发"
-            parts.append(f"建议{format_clock(expected[0])}{verb}" if verb == "出发" else f"预计{format_clock(expected[0])}到达")
+            value, _own, definite, role = expected
+            clock = format_clock(value) if definite else format_clock_ambiguous(value)
+            parts.append(f"建议{clock}出发" if role == "departure" else f"预计{clock}到达")
     return "，".join(parts) + "。"
 
 

@@ -1,9 +1,12 @@
 """Render a scorecard as Markdown, JSON and (when matplotlib is installed) one PNG per family.
 
-``write_report(run_dir, scorecard) -> ReportFiles`` writes ``report.md``, ``report.json`` and
-``chart_<family>.png`` (a bar chart of the family's scenarios over the score columns). The
-charts need the optional ``plot`` extra (``pip install -e ".[plot]"``); without it the
-report says so and the other files are still written.
+``write_report(run_dir, scorecard, failing=None) -> ReportFiles`` writes ``report.md``,
+``report.json`` and ``chart_<family>.png`` (a bar chart of the family's scenarios over the
+score columns). ``failing`` (a :func:`rewards.failures.failing_checks` result) adds the
+section "Most frequent failing checks" per task scenario to ``report.md`` and the key
+``failing_checks`` to ``report.json``. The charts need the optional ``plot`` extra
+(``pip install -e ".[plot]"``); without it the report says so and the other files are
+still written.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any, Mapping
 
 from mobility_env.episode import SCENARIOS_BY_FAMILY
 
+from .failures import failing_checks_markdown
 from .scorecard import COLUMNS, TOKEN_COLUMNS, _cell
 
 SCORE_COLUMNS = tuple(c for c in COLUMNS if c not in TOKEN_COLUMNS)
@@ -85,8 +89,9 @@ def _charts(run_dir: Path, scorecard: Mapping[str, Any]) -> tuple[list[Path], st
     return paths, ""
 
 
-def write_report(run_dir: str | Path, scorecard: Mapping[str, Any]) -> ReportFiles:
-    """Write report.md, report.json and per-family charts into ``run_dir``."""
+def write_report(run_dir: str | Path, scorecard: Mapping[str, Any],
+                 failing: Mapping[str, Any] | None = None) -> ReportFiles:
+    """Write report.md, report.json and per-family charts into ``run_dir`` (see module docstring)."""
     run_dir = Path(run_dir)
     charts, note = _charts(run_dir, scorecard)
     markdown = scorecard_markdown(scorecard)
@@ -94,8 +99,12 @@ def write_report(run_dir: str | Path, scorecard: Mapping[str, Any]) -> ReportFil
         markdown += "\n" + "\n".join(f"![{p.stem}]({p.name})" for p in charts) + "\n"
     elif note:
         markdown += f"\n_{note}_\n"
+    if failing is not None:
+        markdown += "\n" + failing_checks_markdown(failing)
     md_path, json_path = run_dir / "report.md", run_dir / "report.json"
     md_path.write_text(markdown, encoding="utf-8")
     payload = {**scorecard, "charts": [p.name for p in charts], "chart_note": note}
+    if failing is not None:
+        payload["failing_checks"] = dict(failing)
     json_path.write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
     return ReportFiles(md_path, json_path, charts, note)

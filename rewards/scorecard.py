@@ -1,9 +1,12 @@
 """Aggregate per-episode results into the paper's table, per scenario, per family and overall.
 
-Input records are dicts with ``episode_id, task_scenario, intent_family, metrics`` (the ten
-scores), ``input_tokens, output_tokens`` and optionally ``sample_index`` (several samples of
-one episode). Columns, in the paper's order plus PF: ``ID IE DEC-P DEC-R TS-P TS-R SC DR FPR
-IT OT PF``.
+Input records are dicts with ``episode_id, task_scenario, intent_family, metrics`` (the
+scores of :func:`rewards.metrics.compute_metrics`), ``input_tokens, output_tokens`` and
+optionally ``sample_index`` (several samples of one episode). Columns: the paper's, in its
+order, ``ID IE DEC-P DEC-R TS-P TS-R SC DR FPR IT OT``, then this project's ``PF`` and the
+extra metrics (:data:`EXTRA_COLUMNS`: ``CALL-NR`` = ``CALL_NR``). A paper metric missing from
+a record counts 0; an extra metric that no record of a row has (results written before it
+existed) shows as ``-``.
 
 Aggregation: scores are averaged over the samples of an episode first, then over episodes
 (every episode weighs the same however many samples it has); IT/OT are mean tokens per
@@ -25,9 +28,13 @@ from typing import Any, Iterable, Mapping
 
 from mobility_env.episode import FAMILY_OF, SCENARIOS, SCENARIOS_BY_FAMILY
 
-COLUMNS: tuple[str, ...] = ("ID", "IE", "DEC-P", "DEC-R", "TS-P", "TS-R", "SC", "DR", "FPR", "IT", "OT", "PF")
+from .metrics import EXTRA_METRIC_KEYS
+
+EXTRA_COLUMNS: dict[str, str] = {key.replace("_", "-"): key for key in EXTRA_METRIC_KEYS}
+COLUMNS: tuple[str, ...] = ("ID", "IE", "DEC-P", "DEC-R", "TS-P", "TS-R", "SC", "DR", "FPR", "IT", "OT", "PF",
+                            *EXTRA_COLUMNS)
 METRIC_OF_COLUMN = {"ID": "ID", "IE": "IE", "DEC-P": "DEC_P", "DEC-R": "DEC_R", "TS-P": "TS_P", "TS-R": "TS_R",
-                    "SC": "SC", "DR": "DR", "FPR": "FPR", "PF": "PF"}
+                    "SC": "SC", "DR": "DR", "FPR": "FPR", "PF": "PF", **EXTRA_COLUMNS}
 TOKEN_COLUMNS = {"IT": "input_tokens", "OT": "output_tokens"}
 
 
@@ -57,6 +64,10 @@ def _episode_rows(records: Iterable[Mapping[str, Any]], exclude: set[str]) -> di
 def _aggregate(samples_by_episode: list[list[Mapping[str, Any]]]) -> dict[str, Any]:
     row: dict[str, Any] = {"episodes": len(samples_by_episode), "samples": sum(map(len, samples_by_episode))}
     for column, metric in METRIC_OF_COLUMN.items():
+        if column in EXTRA_COLUMNS and not any(metric in (sample.get("metrics") or {})
+                                               for samples in samples_by_episode for sample in samples):
+            row[column] = None
+            continue
         per_episode = []
         for samples in samples_by_episode:
             values = [float((s.get("metrics") or {}).get(metric, 0.0)) for s in samples]

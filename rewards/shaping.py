@@ -1,29 +1,55 @@
-"""Per-step shaped rewards for RL, built from the same definitions as the metrics.
+"""Per-step shaped rewards for RL that pay only for real progress.
 
 ``RewardShaper(weights).step(episode, calls_before, call)`` returns named components for one
 tool call; ``terminal(metrics)`` the components paid at ``finish``. The episode return is the
 sum of every component.
 
+**Progress.** The *targets* are the gold calls the snapshot recorded a servable response for
+(a gold call with no recorded response, e.g. Traffic Info's ``query_poi``, or with recorded
+arguments the schema rejects, replays as a miss for every agent and is no target). A call
+**makes progress** on target ``i`` when all hold:
+
+1. it selects a tool (:mod:`rewards.tooluse`) and replayed successfully
+   (``CallRecord.succeeded``: no error, match not ``miss``);
+2. the recorded call that served it is target ``i``: ``entry_gold_index == i`` and
+   ``entry_episode_id`` is this episode (or not recorded); a record without a gold index
+   counts as target ``i`` only when the identity (:func:`rewards.tooluse.call_identity`) of
+   the served arguments equals target ``i``'s — so a recorded alternative, another episode's
+   entry (global fallback) or a near miss serves no target;
+3. it has target ``i``'s tool, and for route tools the served route has target ``i``'s
+   travel mode (tool), canonical strategy set (:func:`rewards.slots.canonical_strategy_set`;
+   bus codes as text, default ``"0"``) and waypoint count — the served arguments are the
+   recorded ``entry_arguments`` when the record has them, else the call's;
+4. target ``i`` was not reached by an earlier call.
+
 Step components:
 
-* ``tool_coverage = w · (Φ_T(after) − Φ_T(before))`` where ``Φ_T`` is the fraction of the gold
-  tools (TS_P's T_gold) selected by the calls so far (:mod:`rewards.tooluse`);
-* ``decomposition = w · (Φ_D(after) − Φ_D(before))`` where ``Φ_D`` is the fraction of the gold
-  call steps (:func:`rewards.plan.gold_call_steps`) performed by selected calls;
-* ``schema_violation`` (w per call failing SC), ``redundant_call`` (w per call TS_R counts as
-  redundant), ``error`` (w per call that came back with an error other than a schema error:
-  invalid JSON, unknown tool, replay miss — except a miss on a gold call the snapshot never
-  recorded, which no agent can avoid).
+* ``tool_coverage = w · (Φ_T(after) − Φ_T(before))``, ``Φ_T`` = the fraction of the targets'
+  tools that some progress call used;
+* ``decomposition = w · (Φ_D(after) − Φ_D(before))``, ``Φ_D`` = the fraction of the targets
+  reached (each target is one gold atomic step, :func:`rewards.plan.call_step`);
+* ``schema_violation`` (w per call failing SC), ``redundant_call`` (w per call that
+  :func:`rewards.tooluse.is_redundant` counts: a repeated identity or a tool the gold does not
+  use), ``error`` (w per call that came back with an error other than a schema error:
+  invalid JSON, unknown tool, replay miss — except a miss of a call whose identity is a gold
+  call the sandbox cannot serve, which no agent can avoid).
+
+Only progress moves a potential, so a call that missed, errored, was served a wrong
+record, or repeats a reached target earns no positive term, and an error observation's
+components sum to <= 0.
 
 Terminal components: ``DR``, ``FPR`` (and ``ID``, ``IE``, ``PF``, weight 0 by default: logged,
 not paid) — each ``weight × metric``.
 
 Coverage terms are potential-based (Ng et al., 1999, with γ = 1): they telescope to
-``w · Φ(final)``, so they change no optimal policy, and repeating a call earns nothing. With
-the sign constraints :class:`RewardWeights` enforces (bonuses ≥ 0, penalties ≤ 0), the
-return of any trajectory is at most ``w_tools + w_dec + w_DR + w_FPR (+ w_ID + w_IE + w_PF)``,
-which the gold trajectory (each gold call once, then a correct finish) collects exactly
-(``tests/test_rewards_shaping.py`` checks it on the real sample).
+``w · Φ(final)`` and never decrease. With the sign constraints :class:`RewardWeights`
+enforces (bonuses ≥ 0, penalties ≤ 0), the return of any trajectory is at most
+``w_tools + w_dec + w_DR + w_FPR (+ w_ID + w_IE + w_PF)`` = :attr:`RewardWeights.max_return`,
+which the gold trajectory (each gold call once, then a correct finish) collects exactly on
+every episode with at least one target whose reference answer verifies (DR = FPR = 1; the
+audit's blocking episodes are the exceptions). ``tests/test_rewards_shaping.py`` and
+``tests/test_shaping_progress.py`` check both on the real sample and the bundled synthetic
+set, the latter against random mutations of the gold calls played through the env.
 """
 
 from __future__ import annotations
@@ -33,10 +59,11 @@ from typing import Any, Mapping
 
 from mobility_env.episode import Episode
 from mobility_env.errors import ConfigError
+from mobility_env.tools import TOOLS, canonical_tool_name, validate_call
 from mobility_env.trajectory import CallRecord
 
-from .plan import call_steps, gold_call_steps
-from .tooluse import CallFacts, argument_matches, call_tool, facts_of, gold_tools, is_redundant, task_arguments
+from .slots import canonical_strategy_set
+from .tooluse import CallFacts, call_identity, facts_of, gold_tools, is_redundant
 
 _PENALTIES = ("schema_violation", "redundant_call", "error")
 
@@ -49,10 +76,10 @@ class RewardWeights:
     """
 
     schema_violation: float = -0.1  # per call that fails schema validation
-    redundant_call: float = -0.05  # per exact repeat or call to a tool the gold does not use
+    redundant_call: float = -0.05  # per repeated call identity or call to a tool the gold does not use
     error: float = -0.05  # per call returning an error (invalid JSON, unknown tool, avoidable miss)
-    tool_coverage: float = 0.3  # total, paid as gold tools get selected
-    decomposition: float = 0.2  # total, paid as gold call steps get performed
+    tool_coverage: float = 0.3  # total, paid as progress calls use the gold tools
+    decomposition: float = 0.2  # total, paid as progress calls reach the gold call steps
     DR: float = 0.5  # terminal: answer delivered
     FPR: float = 1.0  # terminal: answer verified against the evidence
     ID: float = 0.0  # terminal diagnostics (weight 0 = logged only)
@@ -88,18 +115,46 @@ class RewardWeights:
         return self.tool_coverage + self.decomposition + self.DR + self.FPR + self.ID + self.IE + self.PF
 
 
-def _unrecorded_gold_call(episode: Episode, call: CallRecord) -> bool:
-    """Is ``call`` a gold call whose response the snapshot never recorded? (its miss is not the agent's fault)."""
-    tool = call_tool(call)
-    if tool is None or not isinstance(call.arguments, dict):
-        return False
+def route_signature(tool: str, arguments: Any) -> tuple[Any, ...] | None:
+    """What a route call must share with the gold route call: (strategy, waypoint count); None
+    for other tools. Driving strategies as canonical sets, bus codes as text (default "0")."""
+    if TOOLS[tool].kind != "route":
+        return None
+    args = arguments if isinstance(arguments, dict) else {}
+    strategy = args.get("strategy")
+    if tool == "bus_route":
+        options: Any = str(strategy).strip() if strategy not in (None, "") else "0"
+    else:
+        options = canonical_strategy_set(strategy)
+    waypoints = args.get("waypoints")
+    return options, len(waypoints) if isinstance(waypoints, list) else 0
+
+
+@dataclass(frozen=True)
+class Target:
+    """A gold call the agent can reach: recorded in the snapshot, so it replays."""
+
+    index: int
+    tool: str
+    identity: str
+    signature: tuple[Any, ...] | None
+
+
+def progress_targets(episode: Episode) -> tuple[list[Target], frozenset[str]]:
+    """(targets, identities of the gold calls the sandbox cannot serve: never recorded, or
+    recorded with schema-invalid arguments)."""
+    targets, unrecorded = [], set()
     for index, gold in enumerate(episode.gold_calls):
-        if gold.name != tool or episode.gold_response(index) is not None:
+        tool = canonical_tool_name(gold.name)
+        if tool is None or tool == "finish" or validate_call(tool, gold.arguments):
             continue
-        names = task_arguments(tool, gold.arguments)
-        if all(argument_matches(tool, n, call.arguments.get(n), gold.arguments.get(n)) for n in names):
-            return True
-    return False
+        identity = call_identity(tool, gold.arguments, valid=True)
+        recorded = episode.gold_response(index)
+        if recorded is None or validate_call(tool, recorded.arguments):  # the sandbox cannot serve it
+            unrecorded.add(identity)
+        else:
+            targets.append(Target(index, tool, identity, route_signature(tool, gold.arguments)))
+    return targets, frozenset(unrecorded)
 
 
 class RewardShaper:
@@ -116,23 +171,6 @@ class RewardShaper:
     def __init__(self, weights: RewardWeights | None = None):
         self.weights = weights or RewardWeights()
 
-    def tool_potential(self, episode: Episode, calls: list[CallRecord]) -> float:
-        gold = gold_tools(episode)
-        if not gold:
-            return 0.0
-        selected = {facts_of(call).selected for call in calls}
-        return len(gold & selected) / len(gold)
-
-    def step_potential(self, episode: Episode, calls: list[CallRecord]) -> float:
-        gold = gold_call_steps(episode.gold_calls)
-        if not gold:
-            return 0.0
-        done: set[str] = set()
-        for call in calls:
-            if facts_of(call).selected:
-                done |= call_steps(call.name, call.arguments)
-        return len(gold & done) / len(gold)
-
     def step(self, episode: Episode, calls_before: list[CallRecord], call: CallRecord) -> dict[str, float]:
         """Components for ``call``, given the calls made before it in this episode."""
         state = self.start(episode)
@@ -142,7 +180,7 @@ class RewardShaper:
 
     def start(self, episode: Episode) -> "ShapingState":
         """The per-episode running state: ``state.step(call)`` equals ``step(episode, calls so far, call)``
-        in O(1) per call (the env keeps one per episode)."""
+        without replaying the earlier calls (the env keeps one per episode)."""
         return ShapingState(self, episode)
 
     def terminal(self, metrics: Mapping[str, float]) -> dict[str, float]:
@@ -152,33 +190,54 @@ class RewardShaper:
 
 
 class ShapingState:
-    """What the step components depend on, accumulated call by call (see :meth:`RewardShaper.start`).
-
-    The potentials are the same set ratios as :meth:`RewardShaper.tool_potential` and
-    :meth:`RewardShaper.step_potential`, kept as the sets of selected tools, performed steps
-    and exact-repeat keys seen so far.
-    """
+    """What the step components depend on, accumulated call by call (see :meth:`RewardShaper.start`):
+    the targets reached, their tools, and the call identities seen so far."""
 
     def __init__(self, shaper: RewardShaper, episode: Episode):
         self.shaper = shaper
         self.episode = episode
         self.gold_tools = gold_tools(episode)
-        self.gold_steps = gold_call_steps(episode.gold_calls)
-        self.selected: set[str | None] = set()
-        self.done: set[str] = set()
+        self.targets, self.unrecorded = progress_targets(episode)
+        self.target_tools = frozenset(t.tool for t in self.targets)
+        self.reached: set[int] = set()
+        self.reached_tools: set[str] = set()
         self.earlier: set[str] = set()
 
-    def _potentials(self) -> tuple[float, float]:
-        tools = len(self.gold_tools & self.selected) / len(self.gold_tools) if self.gold_tools else 0.0
-        steps = len(self.gold_steps & self.done) / len(self.gold_steps) if self.gold_steps else 0.0
+    def potentials(self) -> tuple[float, float]:
+        """(Φ_T, Φ_D) after the calls observed so far."""
+        tools = len(self.reached_tools) / len(self.target_tools) if self.target_tools else 0.0
+        steps = len(self.reached) / len(self.targets) if self.targets else 0.0
         return tools, steps
+
+    def reached_target(self, call: CallRecord, facts: CallFacts) -> Target | None:
+        """The target ``call`` makes progress on (rules 1-4 of the module docstring), or None."""
+        if not facts.selected or not call.succeeded:
+            return None
+        if call.entry_episode_id is not None and call.entry_episode_id != self.episode.episode_id:
+            return None
+        served = call.entry_arguments if isinstance(call.entry_arguments, dict) else call.arguments
+        served_identity = None
+        for target in self.targets:
+            if target.index in self.reached or target.tool != facts.tool:
+                continue
+            if call.entry_gold_index is not None:
+                if call.entry_gold_index != target.index:
+                    continue
+            else:
+                served_identity = served_identity or call_identity(facts.tool, served)
+                if served_identity != target.identity:
+                    continue
+            if route_signature(facts.tool, served) == target.signature:
+                return target
+        return None
 
     def observe(self, call: CallRecord, facts: CallFacts | None = None) -> None:
         """Add ``call`` to the calls made so far."""
         facts = facts or facts_of(call)
-        self.selected.add(facts.selected)
-        if facts.selected:
-            self.done |= call_steps(call.name, call.arguments)
+        target = self.reached_target(call, facts)
+        if target is not None:
+            self.reached.add(target.index)
+            self.reached_tools.add(target.tool)
         self.earlier.add(facts.key)
 
     def step(self, call: CallRecord, *, arguments_valid: bool | None = None) -> dict[str, float]:
@@ -189,12 +248,13 @@ class ShapingState:
         w = self.shaper.weights
         facts = facts_of(call, arguments_valid=arguments_valid)
         error_type = (call.error or {}).get("type")
-        avoidable_error = error_type is not None and error_type != "schema_error" and not (
-            error_type == "no_cached_result" and _unrecorded_gold_call(self.episode, call))
+        unavoidable_miss = (error_type == "no_cached_result" and facts.selected is not None
+                            and facts.key in self.unrecorded)
+        avoidable_error = error_type is not None and error_type != "schema_error" and not unavoidable_miss
         redundant = is_redundant(facts, self.earlier, self.gold_tools)
-        tools_before, steps_before = self._potentials()
+        tools_before, steps_before = self.potentials()
         self.observe(call, facts)
-        tools_after, steps_after = self._potentials()
+        tools_after, steps_after = self.potentials()
         return {
             "tool_coverage": w.tool_coverage * (tools_after - tools_before),
             "decomposition": w.decomposition * (steps_after - steps_before),

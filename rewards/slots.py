@@ -164,8 +164,11 @@ _LINE_PREFIX = re.compile(r"^(北京|上海|广州|深圳)?(地铁|轨道交通|
 
 def canonical_line(value: Any) -> str:
     """A transit line name folded for comparison: ``地铁一号线(西直门--...)`` -> ``1号线``."""
-    if not isinstance(value, str):
-        return ""
+    return _canonical_line(value) if isinstance(value, str) else ""
+
+
+@lru_cache(maxsize=16384)
+def _canonical_line(value: str) -> str:
     text = arabize(unicodedata.normalize("NFKC", value).strip().lower())
     text = re.split(r"[(（]", text)[0]
     text = _LINE_PREFIX.sub("", text.replace(" ", ""))

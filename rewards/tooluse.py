@@ -1,18 +1,28 @@
-"""Tool use: TS_P (selection coverage), TS_R (non-redundancy), SC (schema), PF (parameters).
+"""Tool use: TS_P, TS_R (the paper's, over tool-name sets), CALL_NR (call level), SC, PF.
 
 Definitions used by the metrics *and* by :mod:`rewards.shaping` (one definition each):
 
 * a call **selects** a tool when it names a registered tool and passes schema validation;
   a replay miss (``no_cached_result``) still counts as selecting the tool — TS is about
   choosing tools, PF and FPR judge what came back.
-* a call is **redundant** when it repeats an earlier call exactly (same tool, same
-  arguments, see :func:`facts_of`) or calls a tool the gold does not use
-  (unknown tools and unparseable actions included).
+* a call's **identity** (:func:`call_identity`) is the sandbox's exact-match key: the tool
+  plus :func:`mobility_env.canonical.canonical_request`'s ``key`` (cities without suffix,
+  coordinates to 6 decimals, driving strategies as sorted canonical sets, bus codes as
+  text, waypoints in order), so two calls the sandbox serves from the same exact entry are
+  the same call. A schema-invalid call has no canonical key: its identity is the tool plus
+  its arguments as sorted JSON.
+* a call is **redundant** when its identity repeats an earlier call's, or it calls a tool
+  the gold does not use (unknown tools and unparseable actions included).
 
-Formulas:
+Formulas (``T_gold`` = the set of the gold calls' tools, ``T_pred`` = the set of tools the
+agent's calls selected):
 
-* ``TS_P = |T_gold ∩ T_pred| / |T_gold|`` over tool-name sets (T_pred = selected tools).
-* ``TS_R = 1 − redundant calls / all calls``.
+* ``TS_P = |T_gold ∩ T_pred| / |T_gold|`` (the paper's tool-selection precision: the
+  required tools that were chosen).
+* ``TS_R = |T_gold ∩ T_pred| / |T_pred|`` (the paper's tool-selection recall: the chosen
+  tools that were required).
+* ``CALL_NR = 1 − redundant calls / all calls`` (extra, stricter than TS_R: every repeated
+  call and every call to a tool the gold does not use counts, not just distinct tools).
 * ``SC = mean over calls of [required present × types/ranges valid × no extra fields]``, a call
   scoring 1 when :func:`mobility_env.tools.validate_call` finds nothing, the env recorded no
   ``schema_errors`` and the action was a parseable call to a known tool.
@@ -24,8 +34,10 @@ Formulas:
   coordinates within :data:`COORDINATE_TOLERANCE_M`, names fuzzily, strategies as canonical
   sets, flags as booleans.
 
-Edge cases (no free passes): no calls -> TS_P, TS_R, SC, PF all 0 when the gold has calls;
-no gold calls -> TS_P = PF = 1, and TS_R/SC by the formulas (1 for no calls).
+Edge cases (no free passes), when the gold has calls: no tool selected -> TS_P = TS_R = 0;
+no calls at all -> also CALL_NR = SC = PF = 0. When the gold has no calls: TS_P = PF = 1,
+TS_R = 1 if no tool was selected either, else 0; CALL_NR and SC by their formulas (1 for no
+calls).
 """
 
 from __future__ import annotations
@@ -34,7 +46,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from mobility_env.canonical import canonical_flag
+from mobility_env.canonical import canonical_flag, canonical_request
 from mobility_env.episode import Episode
 from mobility_env.geo import haversine_m
 from mobility_env.tools import TOOLS, canonical_tool_name, validate_call
@@ -53,7 +65,7 @@ class CallFacts:
 
     tool: str | None  # registered tool name (aliases resolved), None when unknown/unparseable
     schema_ok: bool
-    key: str  # exact-repeat identity
+    key: str  # the call's identity (see call_identity)
 
     @property
     def selected(self) -> str | None:
@@ -75,31 +87,52 @@ def call_schema_ok(call: CallRecord, *, arguments_valid: bool | None = None) -> 
     return arguments_valid if arguments_valid is not None else not validate_call(tool, call.arguments)
 
 
+def call_identity(tool: str | None, arguments: Any, *, valid: bool | None = None) -> str:
+    """A call's identity (module docstring): ``tool|canonical key`` when the call is schema-valid,
+    else ``tool|json:<sorted arguments>``. ``valid``: the caller's ``validate_call`` verdict, if known.
+
+    >>> call_identity("weather_query", {"city": "北京市"}) == call_identity("weather_query", {"city": "北京"})
+    True
+    """
+    tool = canonical_tool_name(tool) if isinstance(tool, str) else None
+    if tool is not None and tool != "finish" and isinstance(arguments, dict):
+        if valid is None:
+            valid = not validate_call(tool, arguments)
+        if valid:
+            request = canonical_request(tool, arguments)
+            return f"{request.tool}|{request.key}"
+    return f"{tool}|json:{_json_text(arguments)}"
+
+
 def facts_of(call: CallRecord, *, arguments_valid: bool | None = None) -> CallFacts:
-    """Tool, schema verdict and exact-repeat key (tool + arguments as sorted JSON) of a call.
+    """Tool, schema verdict and identity (:func:`call_identity`) of a call.
 
     ``arguments_valid``: the verdict of ``validate_call(tool, call.arguments)`` when the caller
     already has it (the env validates every call before replaying it), so it is not run twice.
     """
     tool = call_tool(call)
+    schema_ok = call_schema_ok(call, arguments_valid=arguments_valid)
+    if schema_ok:
+        key = call_identity(tool, call.arguments, valid=True)
+    else:
+        key = f"{tool or call.name}|json:{_json_text(call.arguments)}"
+    return CallFacts(tool, schema_ok, key)
+
+
+def _json_text(arguments: Any) -> str:
     try:
-        arguments = json.dumps(call.arguments, sort_keys=True, ensure_ascii=False, default=str)
+        return json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
-        arguments = repr(call.arguments)
-    return CallFacts(tool, call_schema_ok(call, arguments_valid=arguments_valid), f"{tool or call.name}|{arguments}")
-
-
-def selects_tool(call: CallRecord) -> str | None:
-    """The tool a call selects (None for bad actions and schema-invalid calls)."""
-    return facts_of(call).selected
+        return repr(arguments)
 
 
 def gold_tools(episode: Episode) -> frozenset[str]:
+    """T_gold: the set of the gold calls' tools."""
     return frozenset(call.name for call in episode.gold_calls)
 
 
 def is_redundant(facts: CallFacts, earlier_keys: set[str], needed_tools: frozenset[str]) -> bool:
-    """Exact repeat of an earlier call, or a tool the gold does not need."""
+    """A repeat of an earlier call's identity, or a tool the gold does not need."""
     return facts.tool is None or facts.tool not in needed_tools or facts.key in earlier_keys
 
 
@@ -107,17 +140,29 @@ def _facts(calls: list[CallRecord], facts: list[CallFacts] | None) -> list[CallF
     return facts if facts is not None else [facts_of(call) for call in calls]
 
 
+def selected_tools(facts: Iterable[CallFacts]) -> frozenset[str]:
+    """T_pred: the set of tools the calls selected."""
+    return frozenset(f.selected for f in facts if f.selected)
+
+
 def tool_selection_precision(episode: Episode, calls: list[CallRecord], facts: list[CallFacts] | None = None) -> float:
-    """TS_P."""
+    """TS_P = |T_gold ∩ T_pred| / |T_gold| (1 when the gold uses no tool)."""
     gold = gold_tools(episode)
     if not gold:
         return 1.0
-    selected = {f.selected for f in _facts(calls, facts) if f.selected}
-    return len(gold & selected) / len(gold)
+    return len(gold & selected_tools(_facts(calls, facts))) / len(gold)
 
 
-def tool_selection_redundancy(episode: Episode, calls: list[CallRecord], facts: list[CallFacts] | None = None) -> float:
-    """TS_R."""
+def tool_selection_recall(episode: Episode, calls: list[CallRecord], facts: list[CallFacts] | None = None) -> float:
+    """TS_R = |T_gold ∩ T_pred| / |T_pred| (no tool selected: 1 when the gold uses none, else 0)."""
+    gold, selected = gold_tools(episode), selected_tools(_facts(calls, facts))
+    if not selected:
+        return 0.0 if gold else 1.0
+    return len(gold & selected) / len(selected)
+
+
+def call_non_redundancy(episode: Episode, calls: list[CallRecord], facts: list[CallFacts] | None = None) -> float:
+    """CALL_NR = 1 − redundant calls / all calls (no calls: 0 when the gold has calls, else 1)."""
     if not calls:
         return 0.0 if episode.gold_calls else 1.0
     needed = gold_tools(episode)

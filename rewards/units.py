@@ -66,6 +66,8 @@ def arabize(text: str) -> str:
             return run if len(run) == 1 else arabize(run[:-1]) + "零"
         if run in ("千", "万", "百", "十") and match.end() < len(text) and text[match.end()] == "米":
             return run
+        if run in ("千", "万", "百"):  # a lone 万/百/千 is a word (万达, 老百姓), not a number
+            return run
         if run.endswith("千") and match.end() < len(text) and text[match.end()] == "米":
             value = chinese_numeral_value(run[:-1])
             return run if value is None else f"{value}千"
@@ -158,8 +160,12 @@ def _mask(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
-_DISTANCE = re.compile(_NUMBER + r"\s*(公里|千米|km|KM|Km|米|m(?![a-zA-Z]))")
-_DISTANCE_UNITS = {"公里": 1000.0, "千米": 1000.0, "km": 1000.0, "KM": 1000.0, "Km": 1000.0, "米": 1.0, "m": 1.0}
+_DISTANCE = re.compile(_NUMBER + r"\s*(公里|千米|kilomet(?:er|re)s?|km|米|met(?:er|re)s?\b|m(?![a-zA-Z]))", re.IGNORECASE)
+
+
+def _distance_unit(word: str) -> float:
+    word = word.lower()
+    return 1000.0 if word in ("公里", "千米", "km") or word.startswith("kilomet") else 1.0
 
 
 @lru_cache(maxsize=16384)
@@ -169,7 +175,7 @@ def parse_distances(text: str) -> tuple[Quantity, ...]:
     text = _mask(text, [(s, e) for _, s, e in parse_clock_times(text)])
     quantities = []
     for match in _DISTANCE.finditer(text):
-        unit = _DISTANCE_UNITS[match.group(2)]
+        unit = _distance_unit(match.group(2))
         quantities.append(Quantity(_number(match.group(1)) * unit, unit, _decimals(match.group(1)), match.start()))
     return tuple(quantities)
 
@@ -221,8 +227,10 @@ def parse_durations(text: str) -> tuple[Quantity, ...]:
     return tuple(quantities)
 
 
-_TEMPERATURE_RANGE = re.compile(r"(零下|-|−)?\s*(\d+(?:\.\d+)?)\s*(?:℃|°C|°|度)?\s*(?:~|～|到|至|—|–)\s*(零下|-|−)?\s*(\d+(?:\.\d+)?)\s*(?:℃|°C|°|度)")
-_TEMPERATURE = re.compile(r"(零下|-|−)?\s*(\d+(?:\.\d+)?)\s*(?:℃|°C|°|摄氏度|度)")
+_DEGREES = r"(?:℃|°C|°|摄氏度|度|degrees?(?:\s*(?:celsius|C\b))?)"
+_TEMPERATURE_RANGE = re.compile(r"(零下|-|−|minus\s*)?\s*(\d+(?:\.\d+)?)\s*" + _DEGREES + r"?\s*(?:~|～|到|至|—|–|-|\bto\b|\band\b)\s*"
+                                r"(零下|-|−|minus\s*)?\s*(\d+(?:\.\d+)?)\s*" + _DEGREES, re.IGNORECASE)
+_TEMPERATURE = re.compile(r"(零下|-|−|minus\s*)?\s*(\d+(?:\.\d+)?)\s*" + _DEGREES + r"(?:\s*below zero)?", re.IGNORECASE)
 
 
 @lru_cache(maxsize=16384)
@@ -243,20 +251,23 @@ def parse_temperatures(text: str) -> tuple[float, ...]:
     return tuple(value for _, value in sorted(values))
 
 
-def within_tolerance(reported: Quantity, actual: float, tolerance: float = RELATIVE_TOLERANCE) -> bool:
+def within_tolerance(reported: Quantity, actual: float, tolerance: float = RELATIVE_TOLERANCE, *,
+                     rounding: bool = True) -> bool:
     """``|reported - actual| <= tolerance * actual``, or a coarser rounding of ``actual``.
 
     The rounding leniency: when ``reported`` equals ``actual`` rounded to the precision it
     was stated in (``2公里`` for 2,289 m) and is within :data:`ROUNDING_CAP`, it passes (whole
 minutes, metres and seconds are the finest units people state, so they are not capped:
 ``1分钟`` for 71 s passes).
-    ``actual <= 0`` passes only for an exact zero.
+    ``actual <= 0`` passes only for an exact zero. ``rounding=False`` turns the leniency off.
     """
     if actual <= 0:
         return reported.value == actual
     error = abs(reported.value - actual) / actual
     if error <= tolerance:
         return True
+    if not rounding:
+        return False
     stated = reported.value / reported.unit
     rounded = round(actual / reported.unit, reported.decimals)
     # Whole minutes (or metres, seconds) are the finest unit anyone states: no cap there.

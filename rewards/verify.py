@@ -1,41 +1,57 @@
-"""DR and FPR: was an answer delivered, and does it satisfy every constraint of the query?
+"""DR and FPR: was an answer delivered, and is every claim it makes true of the evidence?
 
-``verify_answer(episode, trajectory) -> Verdict`` dispatches on the episode:
+``verify_answer(episode, trajectory) -> Verdict`` (:mod:`rewards.verdict`): one verdict type
+for every scenario, listing each check with what was expected, what was stated and why it
+failed. **Evidence comes only from the responses served in this trajectory**
+(``trajectory.calls[*].response``, with ``entry_arguments`` naming the recorded call that
+served it), never from the gold: guessing the right words without retrieving them fails.
 
-* **route tasks** (the gold calls a route tool): :mod:`rewards.verify_route`;
-* **POI Query**: the first evidence place the answer names (name or street address, from a
-  ``query_poi``/``search_around_poi`` response *served in this trajectory*) lies within
-  :data:`PLACE_TOLERANCE_M` (1 km) of the gold place, or in the same district on the same road;
-* **Geolocation Query**: a ``reverse_geocoding`` response for a point within 1 km of the gold
-  point, and the answer states its formatted address, or two of {district, township, a road,
-  a nearby POI} from it;
-* **Nearby Query**: a ``search_around_poi`` response centred within 1 km of the gold centre
-  (for the gold keywords, fuzzily) and the answer names one of its POIs — or, when it found
-  nothing, the answer says so;
-* **Weather Query**: a ``weather_query`` response for the gold city and forecast flag; the
-  answer states its condition and temperature (±:data:`TEMPERATURE_TOLERANCE_C`); for a
-  forecast, the asked day's condition, low and high (day from the gold ``time`` slot, else
-  today);
-* **Traffic Info Query**: a ``traffic_status`` response for the gold road; the answer asserts
-  a traffic state (畅通/缓行/拥堵/严重拥堵, Chinese or English, negations understood) and
-  every state it asserts appears in the evidence.
+**DR** (the paper's "complete, executable final output without interruption or
+tool-invocation failure"): a finish, not truncated, whose answer is *substantive* — it makes
+at least one claim (a quantity, time, place, condition, state, line, or "nothing was
+found") and is not the query echoed back — and that rests on at least one successful call of
+each tool kind the scenario needs (the kinds of the gold calls that have recorded
+responses). Zero calls and a generic answer is not delivered.
 
-**Evidence comes only from ``trajectory.calls[*].response``** (with ``entry_arguments`` telling
-which recorded call served it), never from the gold: an answer that only repeats keywords
-or guesses the right words without having retrieved them scores FPR 0.
+**FPR** = DR and every check passed. Route tasks: :mod:`rewards.verify_route`. Information tasks:
 
-DR: a finish with a non-empty answer, not truncated (for route tasks also a chosen route
-that exists). FPR requires DR. Edge cases: no finish or truncated -> DR 0, FPR 0; empty
-evidence (no route, no POI, no weather data) passes only an answer that says nothing was
-found, and only when the call that came back empty is the right one.
+* **POI Query** — ``identifies_place``: the answer names a returned place by its full name
+  (not merely a longer name that contains it: 北京大学 is not named by 北京大学第一医院), by its
+  bracket-less name when that is neither the query's keyword nor shared by another returned
+  place, or gives its street address or coordinates; names in the query alone never count.
+  ``one_place``: one place, not several; ``place_matches``: within :data:`PLACE_TOLERANCE_M`
+  of the gold place (or the same district and road); ``address_consistent``: no province or
+  district named that the place's address contradicts.
+* **Geolocation Query** — a ``reverse_geocoding`` response for a point within 1 km of the gold
+  point; ``address_components``: at least two components below the city (district, township,
+  street, street number, a nearby road or POI); ``address_consistent``: every province, city,
+  district, township or street the answer names is one of the response's.
+* **Nearby Query** — a ``search_around_poi`` response centred within 1 km of the gold centre
+  for the gold keywords; ``names_returned_poi``: at least one returned POI named (as above);
+  ``distances``: a stated distance is one of the named POIs' distances; when nothing was
+  found, the answer says so and names nothing.
+* **Weather Query** — a ``weather_query`` response for the gold city and forecast flag; the
+  claims are read per day (今天/明天/后天/dates/weekdays; unlabelled = the asked day):
+  ``condition``: the asked day's condition is stated and every condition stated for a day is
+  that day's (graded: 小雨 is not 暴雨; 雨 is compatible with any rain), negations understood
+  (``不是晴天`` contradicts a sunny day); ``temperature``: current temperature, or the day's
+  low and high, stated within ±:data:`TEMPERATURE_TOLERANCE_C`, and no other temperature;
+  ``humidity`` when stated; ``city``: no other city named.
+* **Traffic Info Query** — a ``traffic_status`` response for the gold road;
+  ``states_traffic``: the overall state is asserted (everyday phrases and English understood,
+  negations too: 不畅通 contradicts 畅通); ``state_matches``: every asserted state allows the
+  overall one, except states qualified as local (局部/路段/some sections) that the description
+  mentions; an unknown state must be answered as unknown.
+
+Edge cases: empty evidence (no POI, no weather data, unknown traffic) passes only an answer
+that says nothing was found, and only when the call that came back empty was the right one.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any, Iterable
-
-from rapidfuzz import fuzz
 
 from mobility_env.canonical import canonical_flag
 from mobility_env.episode import Episode
@@ -43,18 +59,34 @@ from mobility_env.geo import haversine_m
 from mobility_env.tools import TOOLS, canonical_tool_name, parse_coordinate
 from mobility_env.trajectory import CallRecord, Trajectory
 
+from .claims import (clock_claims, hedged_quantities, highway_claims, humidity_claims, light_claims, money_claims,
+                     normalize_answer, says_no_result, traffic_claims, weather_claims, weather_compatible,
+                     weather_labels_of, TRAFFIC_STATE_CODES, TRAFFIC_STATE_NAMES)
 from .evidence import (Place, address_district, address_roads, geocode_facts, nearby_pois, places, traffic_facts,
-                       traffic_state_words, weather_facts)
+                       weather_facts)
 from .slots import canonical_day, city_key, fold_text, same_place_name
-from .units import parse_temperatures
+from .units import parse_distances, parse_durations, parse_temperatures, within_tolerance
 from .verdict import Verdict
 from .verify_route import NO_RESULT, gold_route_call, verify_route_answer
 
 PLACE_TOLERANCE_M = 1000.0
 TEMPERATURE_TOLERANCE_C = 1.0
 _DAY_OFFSETS = {"今天": 0, "明天": 1, "后天": 2, "大后天": 3}
-_CONDITION_WORDS = {"晴": ("sunny", "clear"), "多云": ("cloudy",), "阴": ("overcast",), "雨": ("rain",),
-                    "雪": ("snow",), "雾": ("fog",), "霾": ("haze",), "沙": ("sand", "dust"), "风": ("wind",)}
+_DAY_WORDS = re.compile(r"大后天|后天|明天|明日|今天|今日|今晚|day after tomorrow|tomorrow|today|tonight|"
+                        r"in (?:\d|one|two|three|four) days?|(?:\d)\s*天后|第\s*\d\s*天")
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4}
+_DAY_WORD_OFFSET = {"大后天": 3, "后天": 2, "明天": 1, "明日": 1, "今天": 0, "今日": 0, "今晚": 0,
+                    "day after tomorrow": 2, "tomorrow": 1, "today": 0, "tonight": 0}
+_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "1": 0, "2": 1, "3": 2, "4": 3,
+             "5": 4, "6": 5, "7": 6}
+_WEEKDAY_RE = re.compile(r"(?:周|星期|礼拜)([一二三四五六日天1-7])|(monday|tuesday|wednesday|thursday|friday|saturday|sunday)",
+                         re.IGNORECASE)
+_EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_DATE_RE = re.compile(r"(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]|\d{4}-(\d{2})-(\d{2})|(?<!\d)(\d{1,2})[/-](\d{1,2})(?!\d)")
+_ADMIN = re.compile(r"[\u4e00-\u9fa5]{1,10}?(?:特别行政区|自治区|自治州|省|市|区|县|旗|镇|乡|街道)")
+_PROVINCE_LEVEL = re.compile(r"[\u4e00-\u9fa5]{1,8}?(?:特别行政区|自治区|省)|(?:北京|上海|天津|重庆)市")
+_NAME_AFTER_OK = set("的在位于是有距离吧呢啊哦和与及或就为叫地址电话坐落附近这那里内旁边")
+_NAME_BEFORE_OK = set("是在到去往至叫为有于了从和与及或就选推荐找个家：的近附边旁")
 
 
 def _served(calls: Iterable[CallRecord], kind: str) -> list[CallRecord]:
@@ -92,6 +124,188 @@ def _gold_args(episode: Episode, tool: str) -> dict[str, Any]:
     return {}
 
 
+def needed_kinds(episode: Episode) -> frozenset[str]:
+    """Tool kinds the scenario needs: those of the gold calls whose responses were recorded."""
+    kinds = set()
+    for index, call in enumerate(episode.gold_calls):
+        tool = canonical_tool_name(call.name)
+        if tool is not None and episode.gold_response(index) is not None:
+            kinds.add(TOOLS[tool].kind)
+    return frozenset(kinds)
+
+
+# ------------------------------------------------------------------ naming places
+_EXTENSION = re.compile(r"^(?:第|分店|分部|分行|支行|分院|分校|分公司|店|东门|西门|南门|北门|正门|侧门|[东南西北]区|[一二三四五六七八九\d]期|"
+                        r"[a-z\d]座|号楼|栋|停车场|地铁站|公交站|站|广场|大厦|中心|医院|学校|小区|公司|酒店|宾馆|银行|超市|商场|"
+                        r"公园|附属|旗舰店|总店|新店|老店|[(（])", re.IGNORECASE)
+_PREFIX = ("新", "老", "第二", "二号", "分")
+
+
+def _ends_name(text: str, end: int) -> bool:
+    """Does a name end at ``end``? Not if a name extension follows (分店, 东门, a branch in brackets);
+    a bracketed address note (``（广东省 宝安区 …）``) may follow."""
+    following = text[end:end + 4]
+    if following[:1] and following[:1] in "(（":
+        inner = re.split(r"[)）]", text[end + 1:end + 60])[0]
+        return bool(re.search(r"[省市区县镇乡]", inner)) or (
+            bool(re.search(r"[路街道号村]|\d", inner)) and not re.search(r"店|分|第", inner))
+    return not _EXTENSION.match(following)
+
+
+def mention_spans(text: str, name: str) -> list[tuple[int, int, bool]]:
+    """``(start, end, whole)`` for each occurrence of ``name`` in ``text`` (both already folded).
+
+    ``whole`` is False when the occurrence is part of a longer name: followed by a name
+    extension (分店, 东门, 第二…, a bracket) or preceded by 新/老/第二.
+    """
+    spans = []
+    if len(name) < 2:
+        return spans
+    start = text.find(name)
+    while start >= 0:
+        end = start + len(name)
+        whole = _ends_name(text, end)
+        whole = whole and not text[:start].endswith(_PREFIX)
+        spans.append((start, end, whole))
+        start = text.find(name, start + 1)
+    return spans
+
+
+def _fold_for_names(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower().replace(" ", "")
+
+
+def names_in(text: str, name: str) -> bool:
+    """Does ``text`` name ``name`` as a whole (not inside a longer name)? See :func:`mention_spans`."""
+    return any(whole for _, _, whole in mention_spans(_fold_for_names(text), _fold_for_names(name).strip()))
+
+
+def altered_names(text: str, candidates: list[Place]) -> list[str]:
+    """Longer names built on a returned name (``X第二分店`` for ``X``) that no returned place has."""
+    folded = _fold_for_names(text)
+    known = {_fold_for_names(p.name) for p in candidates}
+    altered = []
+    for place in candidates:
+        for name in {_fold_for_names(place.name), _fold_for_names(_bare(place.name))}:
+            for start, end, whole in mention_spans(folded, name):
+                if whole:
+                    continue
+                if any(folded.startswith(k, start) and len(k) > len(name) and _ends_name(folded, start + len(k))
+                       for k in known):
+                    continue  # the longer text is itself a returned name
+                altered.append(folded[max(0, start - 2):end + 4])
+    return altered
+
+
+def mask_places(text: str, candidates: list[Place]) -> str:
+    """``text`` with every candidate's name and address blanked (their digits are not claims)."""
+    spans = sorted({s for p in candidates for s in (p.address, *p.address.split(), p.name) if len(s) >= 2},
+                   key=len, reverse=True)
+    for item in spans:
+        if item in text:
+            text = text.replace(item, " " * len(item))
+    return text
+
+
+def _bare(name: str) -> str:
+    return re.sub(r"[(（][^)）]*[)）]", "", name).strip()
+
+
+def _street(place: Place) -> str:
+    parts = place.address.split()
+    street = parts[-1] if parts else ""
+    return street if len(fold_text(street)) >= 4 and (any(ch.isdigit() for ch in street) or address_roads(street)) else ""
+
+
+def identified_places(answer: str, candidates: list[Place], query: str, keyword: str = "") -> list[Place]:
+    """The candidates the answer identifies (rules in the module docstring), in candidate order."""
+    bare_counts: dict[str, int] = {}
+    for place in candidates:
+        bare_counts[fold_text(_bare(place.name))] = bare_counts.get(fold_text(_bare(place.name)), 0) + 1
+    folded_query, folded_keyword = fold_text(query), fold_text(keyword)
+    found = []
+    for place in candidates:
+        full, bare = place.name, _bare(place.name)
+        hit = names_in(answer, full) and (fold_text(full) not in folded_query or any(
+            len(fold_text(part)) >= 2 and fold_text(part) not in folded_query and fold_text(part) in fold_text(answer)
+            for part in set(place.address.split()) - {place.name}))
+        if not hit and bare != full and fold_text(bare) not in (folded_keyword, folded_query) \
+                and bare_counts.get(fold_text(bare), 0) == 1:
+            hit = names_in(answer, bare) and not fold_text(bare) in folded_query
+        for street in [_street(place), *_street_numbers(place.address)]:
+            if not hit and street and fold_text(street) in fold_text(answer) and fold_text(street) not in folded_query:
+                hit = True
+        if not hit and place.location is not None:
+            for lng, lat in re.findall(r"(-?\d{2,3}\.\d{3,})\s*[,，]\s*(-?\d{1,2}\.\d{3,})", answer):
+                point = parse_coordinate(f"{lng},{lat}")
+                if point is not None and haversine_m(point, place.location) <= 100:
+                    hit = True
+        if hit and place not in found:
+            found.append(place)
+    return found
+
+
+_NOT_ADMIN = ("超市", "门市", "夜市", "菜市", "集市", "股市", "城市", "花市", "鱼市", "早市", "商区", "景区", "园区", "校区",
+              "小区", "社区", "营业区", "服务区", "停车区", "街区", "片区", "新区站")
+
+
+def _admin_tokens(answer: str, pattern: re.Pattern[str] = _ADMIN) -> list[str]:
+    return [m.group(0) for m in pattern.finditer(normalize_answer(answer)) if not m.group(0).endswith(_NOT_ADMIN)]
+
+
+_PLACE_TOKEN = re.compile(r"[\u4e00-\u9fa5A-Za-z0-9·&%'’]{2,24}[(（][^)）]{1,24}[)）]|"
+                          r"[\u4e00-\u9fa5\d]{1,14}(?:店|馆|院|校|园|县|镇|乡|站|场|厦|城|中心|公司|酒店|宾馆|银行|超市|广场|医院|学校|"
+                          r"公园|公寓|大楼|花园|家园|新村|苑|府|村|寺|桥|楼|港|岛|局|厂|大学|中学|小学|商场|市场|咖啡|景区|名都|山|湖|塔|庄|阁|堂|大街|大道|"
+                          r"街(?!道)|路(?![线程口况过上])|市(?![场区中内民]))")
+_LEADING = re.compile(r"^(?:[在到去是有近靠位于附的和与及或从往至叫为就选推荐找个家您你我他这那里旁边之一以下地点可能附近有：址]|候选)+")
+
+
+def foreign_places(answer: str, known: list[str]) -> list[str]:
+    """Place-like names in the answer (``X店``, ``Y(Z店)``, ``…医院``) found in none of ``known``."""
+    haystack = "|".join(fold_text(k) for k in known if k)
+    text = unicodedata.normalize("NFKC", answer)
+    for item in sorted({k for k in known if len(k) >= 2}, key=len, reverse=True):
+        text = text.replace(item, " ")
+    foreign = []
+    for match in _PLACE_TOKEN.finditer(text):
+        token = _LEADING.sub("", match.group(0))
+        folded = fold_text(token)
+        if len(folded) >= 2 and folded not in haystack:
+            foreign.append(token)
+    return foreign
+
+
+_PLACE_HEDGE = re.compile(r"可能是|也可能|或者是|或者|或是|还是|要么|either|or maybe|possibly|\bor\b", re.IGNORECASE)
+
+
+def _street_numbers(address: str) -> list[str]:
+    """``"石岩街道宝石东路209号星城大厦"`` -> ``["宝石东路209号"]``."""
+    compact = (address or "").replace(" ", "")
+    found = []
+    for road in address_roads(compact):
+        match = re.search(re.escape(road) + r"(\d+(?:-\d+)?号?)", compact)
+        if match:
+            found.append(road + match.group(1))
+    return found
+
+
+def _wrong_numbers(answer: str, evidence_text: str) -> list[str]:
+    """House numbers (``64号``) the answer states that the evidence does not contain."""
+    numbers = re.findall(r"(?<![\d-])(\d+(?:-\d+)?)\s*号(?![线路街楼门院库道])", normalize_answer(answer))
+    evidence_text = normalize_answer(evidence_text)
+    return [n + "号" for n in numbers if not re.search(rf"(?<![\d-]){re.escape(n)}(?![\d])", evidence_text)]
+
+
+def _consistent(token: str, known: Iterable[str]) -> bool:
+    folded = fold_text(token)
+    for item in known:
+        item = fold_text(item)
+        if item and (folded.endswith(item) or item.endswith(folded) and len(folded) >= 2):
+            return True
+    return False
+
+
+# ------------------------------------------------------------------ POI
 def _gold_place(episode: Episode) -> Place | None:
     for index, call in enumerate(episode.gold_calls):
         if call.name == "query_poi":
@@ -103,67 +317,115 @@ def _gold_place(episode: Episode) -> Place | None:
     return Place("", "", point) if point else None
 
 
-def _mention_position(answer_folded: str, place: Place) -> int | None:
-    """Where the answer names ``place`` (its name, bracket-less name or street address)."""
-    candidates = [place.name, re.sub(r"[(（].*?[)）]", "", place.name)]
-    street = place.address.split()[-1] if place.address and len(place.address.split()) > 1 else ""
-    if len(fold_text(street)) >= 4 and any(ch.isdigit() for ch in street):
-        candidates.append(street)
-    positions = []
-    for text in candidates:
-        folded = fold_text(text)
-        if len(folded) >= 2:
-            position = answer_folded.find(folded)
-            if position >= 0:
-                positions.append(position)
-    return min(positions) if positions else None
-
-
-def _first_named_place(answer: str, candidates: list[Place]) -> Place | None:
-    folded = fold_text(answer)
-    named = [(pos, i, p) for i, p in enumerate(candidates) if (pos := _mention_position(folded, p)) is not None]
-    return min(named, key=lambda item: (item[0], item[1]))[2] if named else None
-
-
 def _same_district_and_road(a: Place, b: Place) -> bool:
     district_a, district_b = a.district or address_district(a.address), b.district or address_district(b.address)
     roads_a, roads_b = set(address_roads(a.address)), set(address_roads(b.address))
     return bool(district_a) and district_a == district_b and bool(roads_a & roads_b)
 
 
-def verify_poi(episode: Episode, calls: list[CallRecord], answer: str) -> dict[str, bool]:
+def _address_parts(place: Place) -> list[str]:
+    parts = place.address.split() + [place.district, place.name]
+    parts += [m.group(0) for m in _ADMIN.finditer(place.address.replace(" ", ""))]
+    return [p for p in parts if p]
+
+
+def verify_poi(episode: Episode, calls: list[CallRecord], answer: str, verdict: Verdict) -> None:
     gold = _gold_place(episode)
     evidence = [p for call in _served(calls, "poi") + _served(calls, "around") for p in places(call.response)]
-    named = _first_named_place(answer, evidence)
-    if gold is None or named is None:
-        return {"names_retrieved_place": named is not None, "gold_place_known": gold is not None}
-    near = named.location is not None and gold.location is not None and \
-        haversine_m(named.location, gold.location) <= PLACE_TOLERANCE_M
-    return {"names_retrieved_place": True, "place_matches": near or _same_district_and_road(named, gold)}
+    keyword = str(_gold_args(episode, "query_poi").get("keywords") or episode.gold_slots.get("keyword") or "")
+    named = identified_places(answer, evidence, episode.query, keyword)
+    altered = altered_names(answer, evidence)
+    verdict.add("no_altered_name", not altered, expected="a returned name as it is", stated=", ".join(altered),
+                reason=f"'{altered[0]}' is a longer name than any returned place's" if altered else "")
+    verdict.add("identifies_place", bool(named), expected=gold.name if gold else "a returned place",
+                stated=", ".join(p.name for p in named),
+                reason="" if named else "the answer names no returned place by its full name, address or coordinates")
+    if not named:
+        return
+    distinct = [p for i, p in enumerate(named) if not any(
+        q.location and p.location and haversine_m(p.location, q.location) <= 100 or q.name == p.name for q in named[:i])]
+    hedged = bool(_PLACE_HEDGE.search(normalize_answer(answer)))
+    verdict.add("one_place", len(distinct) == 1 and not hedged, expected="one place",
+                stated=", ".join(p.name for p in distinct) + (" (hedged)" if hedged else ""),
+                reason="several places named where one was asked" if len(distinct) > 1 or hedged else "")
+    place = named[0]
+    if gold is not None:
+        near = place.location is not None and gold.location is not None and \
+            haversine_m(place.location, gold.location) <= PLACE_TOLERANCE_M
+        verdict.add("place_matches", near or _same_district_and_road(place, gold), expected=gold.name or str(gold.location),
+                    stated=place.name, reason="" if near else "the named place is not the gold place")
+    known = _address_parts(place) + [episode.query, str(episode.context.get("city") or "")]
+    province_wrong = [t for t in _admin_tokens(answer, _PROVINCE_LEVEL) if not _consistent(t, known)]
+    district_wrong = [t for t in _admin_tokens(answer) if t.endswith(("区", "县")) and not _consistent(t, known)]
+    wrong = province_wrong + district_wrong
+    wrong += _wrong_numbers(mask_places(answer, [Place(place.name)]), place.address + place.name)
+    verdict.add("address_consistent", not wrong, expected=place.address, stated=", ".join(wrong),
+                reason=f"{wrong[0]} contradicts the place's address" if wrong else "")
+    others = foreign_places(answer, [p.name for p in evidence] + [a for p in evidence for a in (p.address, *p.address.split())]
+                            + [episode.query, str(episode.context.get("city") or "")])
+    verdict.add("no_other_place", not others, expected=place.name, stated=", ".join(others),
+                reason=f"'{others[0]}' is no returned place" if others else "")
 
 
-def verify_geolocation(episode: Episode, calls: list[CallRecord], answer: str) -> dict[str, bool]:
+# ------------------------------------------------------------------ geolocation
+def verify_geolocation(episode: Episode, calls: list[CallRecord], answer: str, verdict: Verdict) -> None:
     gold_args = _gold_args(episode, "reverse_geocoding")
     gold_point = _point(f"{gold_args.get('longitude')},{gold_args.get('latitude')}") or _point(episode.user_location)
-    folded = fold_text(answer)
     for call in reversed(_served(calls, "geocode")):
         args = _entry_args(call)
         point = _point(f"{args.get('longitude')},{args.get('latitude')}")
         facts = geocode_facts(call.response)
         if facts is None or point is None or gold_point is None or haversine_m(point, gold_point) > PLACE_TOLERANCE_M:
             continue
-        address = fold_text(facts.formatted_address)
-        if address and (address in folded or fuzz.partial_ratio(address, folded) >= 90):
-            return {"address_matches": True}
-        parts = [facts.district, facts.township]
-        hits = sum(1 for part in parts if len(fold_text(part)) >= 2 and fold_text(part) in folded)
-        hits += any(len(fold_text(r)) >= 2 and fold_text(r) in folded for r in facts.roads)
-        hits += any(len(fold_text(p)) >= 2 and fold_text(p) in folded for p in facts.poi_names)
-        return {"address_matches": hits >= 2}
-    return {"geocoded_gold_point": False}
+        regeo = call.response if isinstance(call.response, dict) else {}
+        component = _component(regeo)
+        below_city = [facts.district, facts.township] + list(facts.roads) + list(facts.poi_names)
+        below_city += [component.get("street_number", "")]
+        stated = [c for c in dict.fromkeys(below_city) if len(fold_text(c)) >= 2 and names_in(answer, c)]
+        if facts.formatted_address and _after_city(facts.formatted_address, component) and \
+                fold_text(_after_city(facts.formatted_address, component)) in fold_text(answer):
+            stated = list(dict.fromkeys(stated + [_after_city(facts.formatted_address, component)]))
+        enough = len(stated) >= 2 or (len(stated) == 1 and len(_parts_in(stated[0], below_city)) >= 2)
+        verdict.add("address_components", enough, expected=facts.formatted_address, stated=", ".join(stated),
+                    reason="" if enough else "name at least two address components below the city")
+        known = [facts.formatted_address, facts.district, facts.township, component.get("province", ""),
+                 component.get("city", ""), *facts.roads, *facts.poi_names]
+        wrong = [t for t in _admin_tokens(answer) if not _consistent(t, known) and fold_text(t) not in fold_text(facts.formatted_address)]
+        evidence_text = " ".join([facts.formatted_address, component.get("street_number", ""), *facts.poi_names])
+        names_only = [Place(p.name) for p in places(call.response)]
+        wrong += _wrong_numbers(mask_places(answer, names_only), evidence_text)
+        verdict.add("address_consistent", not wrong, expected=facts.formatted_address, stated=", ".join(wrong),
+                    reason=f"{wrong[0]} is not part of the address" if wrong else "")
+        return
+    verdict.add("geocoded_gold_point", False, expected=str(gold_point),
+                reason="no reverse_geocoding response for the user's position was served")
 
 
-def verify_nearby(episode: Episode, calls: list[CallRecord], answer: str) -> dict[str, bool]:
+def _component(response: dict[str, Any]) -> dict[str, str]:
+    body = response.get("data") if isinstance(response.get("data"), dict) else response
+    regeo = body.get("regeocode") if isinstance(body, dict) else None
+    comp = regeo.get("addressComponent") if isinstance(regeo, dict) and isinstance(regeo.get("addressComponent"), dict) else {}
+    street = comp.get("streetNumber") if isinstance(comp.get("streetNumber"), dict) else {}
+    number = "".join(str(street.get(k)) for k in ("street", "number") if isinstance(street.get(k), str))
+    return {"province": comp.get("province") if isinstance(comp.get("province"), str) else "",
+            "city": comp.get("city") if isinstance(comp.get("city"), str) else "", "street_number": number}
+
+
+def _after_city(address: str, component: dict[str, str]) -> str:
+    rest = address
+    for key in ("province", "city"):
+        value = component.get(key) or ""
+        if value and rest.startswith(value):
+            rest = rest[len(value):]
+    return rest if len(fold_text(rest)) >= 4 else ""
+
+
+def _parts_in(text: str, parts: list[str]) -> list[str]:
+    return [p for p in parts if len(fold_text(p)) >= 2 and fold_text(p) in fold_text(text)]
+
+
+# ------------------------------------------------------------------ nearby
+def verify_nearby(episode: Episode, calls: list[CallRecord], answer: str, verdict: Verdict) -> None:
     gold_args = _gold_args(episode, "search_around_poi")
     centre = _point(gold_args.get("location")) or _point(episode.fields.get("centre_loc"))
     keywords = gold_args.get("keywords") or episode.gold_slots.get("keyword")
@@ -178,25 +440,43 @@ def verify_nearby(episode: Episode, calls: list[CallRecord], answer: str) -> dic
         if pois is None:
             continue
         if not pois:
-            return {"says_nothing_found": bool(NO_RESULT.search(answer))}
-        return {"names_returned_poi": _first_named_place(answer, pois) is not None}
-    return {"searched_gold_centre": False}
+            says = says_no_result(answer)
+            verdict.add("says_nothing_found", says, reason="" if says else "the search found nothing: say so")
+            return
+        named = identified_places(answer, pois, episode.query, str(keywords or ""))
+        altered = altered_names(answer, pois)
+        verdict.add("no_altered_name", not altered, expected="returned names as they are", stated=", ".join(altered),
+                    reason=f"'{altered[0]}' is a longer name than any returned place's" if altered else "")
+        verdict.add("names_returned_poi", bool(named), expected=", ".join(p.name for p in pois[:3]),
+                    stated=", ".join(p.name for p in named),
+                    reason="" if named else "the answer names none of the returned places")
+        others = foreign_places(answer, [p.name for p in pois] + [a for p in pois for a in (p.address, *p.address.split())] +
+                                [episode.query, str(episode.context.get("city") or ""), str(keywords or "")])
+        verdict.add("no_other_place", not others, expected="returned places only", stated=", ".join(others),
+                    reason=f"'{others[0]}' is not among the returned places" if others else "")
+        distances = parse_distances(mask_places(normalize_answer(answer), pois))
+        if distances:
+            known = [d for d in (_poi_distance(call.response, p, point) for p in (named or pois)) if d is not None]
+            wrong = [d.value for d in distances if not any(within_tolerance(d, k) for k in known)]
+            verdict.add("distances", not wrong, expected=", ".join(f"{k:g} m" for k in known),
+                        stated=", ".join(f"{d.value:g} m" for d in distances),
+                        reason=f"{wrong[0]:g} m is no named place's distance" if wrong else "")
+        return
+    verdict.add("searched_gold_centre", False, expected=str(centre), reason="no nearby search at the asked place was served")
 
 
-def _condition_stated(condition: str, answer: str) -> bool:
-    if not condition:
-        return False
-    if condition in answer:
-        return True
-    lowered = answer.lower()
-    words = [w for key, aliases in _CONDITION_WORDS.items() if key == condition for w in aliases]
-    return bool(words) and any(w in lowered for w in words)
+def _poi_distance(response: Any, place: Place, centre: tuple[float, float]) -> float | None:
+    body = response.get("data") if isinstance(response, dict) and isinstance(response.get("data"), dict) else response
+    for item in body.get("pois") or [] if isinstance(body, dict) else []:
+        if isinstance(item, dict) and item.get("name") == place.name:
+            try:
+                return float(item["distance"])
+            except (KeyError, TypeError, ValueError):
+                break
+    return haversine_m(place.location, centre) if place.location is not None else None
 
 
-def _temperature_stated(value: float | None, stated: list[float]) -> bool:
-    return value is not None and any(abs(value - t) <= TEMPERATURE_TOLERANCE_C for t in stated)
-
-
+# ------------------------------------------------------------------ weather
 def _forecast_day_index(episode: Episode, days: tuple, updated: str) -> int:
     word = canonical_day(episode.gold_slots.get("time")) if episode.gold_slots.get("time") else ""
     if not word:
@@ -207,7 +487,56 @@ def _forecast_day_index(episode: Episode, days: tuple, updated: str) -> int:
     return min(base + offset, len(days) - 1)
 
 
-def verify_weather(episode: Episode, calls: list[CallRecord], answer: str) -> dict[str, bool]:
+def _weekday_of(description: str, date: str) -> int | None:
+    match = re.search(re.escape(date) + r"\s*[（(](?:周|星期)([一二三四五六日天])", description)
+    return _WEEKDAYS.get(match.group(1)) if match else None
+
+
+def _day_markers(answer: str, dates: list[str], base: int, weekdays: list[int | None]) -> list[tuple[int, int]]:
+    """``(position, day index)`` of each day label in the answer."""
+    text = normalize_answer(answer).lower()
+    marks = []
+    for m in _DAY_WORDS.finditer(text):
+        word = m.group(0)
+        if word in _DAY_WORD_OFFSET:
+            offset = _DAY_WORD_OFFSET[word]
+        else:
+            digits = re.search(r"\d|one|two|three|four", word)
+            amount = int(digits.group(0)) if digits and digits.group(0).isdigit() else _NUMBER_WORDS.get(digits.group(0), 0) if digits else 0
+            offset = amount - 1 if word.startswith("第") else amount
+        marks.append((m.start(), base + offset))
+    for m in _WEEKDAY_RE.finditer(text):
+        day = _WEEKDAYS.get(m.group(1)) if m.group(1) else _EN_WEEKDAYS.index(m.group(2).lower())
+        if day in weekdays:
+            marks.append((m.start(), weekdays.index(day)))
+    for m in _DATE_RE.finditer(text):
+        month, day = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4)) if m.group(3) else (m.group(5), m.group(6))
+        for i, date in enumerate(dates):
+            if date[5:7].lstrip("0") == month.lstrip("0") and date[8:10].lstrip("0") == day.lstrip("0"):
+                marks.append((m.start(), i))
+    return sorted(marks)
+
+
+def _day_at(marks: list[tuple[int, int]], position: int, default: int) -> int:
+    day = default
+    for start, index in marks:
+        if start <= position:
+            day = index
+    return day
+
+
+def _temperature_positions(text: str) -> list[tuple[int, float]]:
+    values = parse_temperatures(text)
+    positions, cursor = [], 0
+    for value in values:
+        spelled = re.search(r"-?\d+(?:\.\d+)?", text[cursor:])
+        position = cursor + spelled.start() if spelled else cursor
+        positions.append((position, value))
+        cursor = position + (spelled.end() - spelled.start() if spelled else 0)
+    return positions
+
+
+def verify_weather(episode: Episode, calls: list[CallRecord], answer: str, verdict: Verdict) -> None:
     gold_args = _gold_args(episode, "weather_query")
     gold_city = city_key(gold_args.get("city") or episode.gold_slots.get("city"))
     gold_forecast = canonical_flag(gold_args.get("need_forecast", episode.gold_slots.get("forecast", False)))
@@ -219,18 +548,95 @@ def verify_weather(episode: Episode, calls: list[CallRecord], answer: str) -> di
         if facts is None:
             continue
         if facts.is_empty:
-            return {"says_no_data": bool(NO_RESULT.search(answer))}
-        stated = parse_temperatures(answer)
+            says = says_no_result(answer)
+            verdict.add("says_no_data", says, reason="" if says else "the service returned no weather: say so")
+            return
+        text = normalize_answer(answer)
+        description = _description(call.response)
         if facts.is_forecast:
-            day = facts.days[_forecast_day_index(episode, facts.days, facts.updated)]
-            return {"condition": _condition_stated(day.condition, answer),
-                    "temperature": _temperature_stated(day.low, stated) and _temperature_stated(day.high, stated)}
-        return {"condition": _condition_stated(facts.condition, answer),
-                "temperature": _temperature_stated(facts.temperature, stated)}
-    return {"queried_gold_city": False}
+            dates = [d.date for d in facts.days]
+            base = dates.index(facts.updated) if facts.updated in dates else 0
+            asked = _forecast_day_index(episode, facts.days, facts.updated)
+            weekdays = [_weekday_of(description, d) for d in dates]
+            marks = _day_markers(answer, dates, base, weekdays)
+            day_labels = [weather_labels_of(d.condition) for d in facts.days]
+            day_temps = [[v for v in (d.low, d.high) if v is not None] for d in facts.days]
+            required_temps = day_temps[asked]
+        else:
+            marks, asked = [], 0
+            day_labels = [weather_labels_of(facts.condition)]
+            day_temps = [[facts.temperature] if facts.temperature is not None else []]
+            required_temps = day_temps[0]
+        _weather_condition_checks(text, marks, asked, day_labels, facts, verdict)
+        _weather_temperature_checks(text, marks, asked, day_temps, required_temps, verdict)
+        humidity = re.search(r"湿度\s*(\d+(?:\.\d+)?)\s*%", description)
+        stated = humidity_claims(answer)
+        if stated:
+            wrong = [h.value for h in stated if humidity is None or abs(h.value - float(humidity.group(1))) > 2]
+            verdict.add("humidity", not wrong, expected=humidity.group(1) + "%" if humidity else "not recorded",
+                        stated=", ".join(f"{h.value:g}%" for h in stated),
+                        reason="the stated humidity is not the recorded one" if wrong else "")
+        cities = [t for t in _admin_tokens(answer) if t.endswith("市")]
+        wrong_city = [t for t in cities if not _consistent(t, [facts.city, str(args.get("city") or "")])]
+        if wrong_city:
+            verdict.add("city", False, expected=facts.city, stated=", ".join(wrong_city), reason="another city is named")
+        return
+    verdict.add("queried_gold_city", False, expected=f"{gold_city} forecast={gold_forecast}",
+                reason="no weather response for the asked city (and forecast flag) was served")
 
 
-def verify_traffic(episode: Episode, calls: list[CallRecord], answer: str) -> dict[str, bool]:
+def _description(response: Any) -> str:
+    body = response
+    while isinstance(body, dict) and "data" in body:
+        body = body["data"]
+    if isinstance(body, dict):
+        return str(body.get("weather_description") or "")
+    return body if isinstance(body, str) else ""
+
+
+def _weather_condition_checks(text: str, marks: list[tuple[int, int]], asked: int, day_labels: list[frozenset[str]],
+                              facts: Any, verdict: Verdict) -> None:
+    claims = weather_claims(text)
+    stated_asked = False
+    wrong = []
+    for claim in claims:
+        day = _day_at(marks, claim.start, asked)
+        evidence = day_labels[day] if 0 <= day < len(day_labels) else frozenset()
+        compatible = weather_compatible(claim.label, evidence) if evidence else False
+        if claim.negated:
+            if compatible:
+                wrong.append(f"not {claim.label}")
+        elif not compatible:
+            wrong.append(claim.label)
+        elif day == asked:
+            stated_asked = True
+    expected = "/".join(sorted(day_labels[asked])) if asked < len(day_labels) else ""
+    verdict.add("condition", stated_asked and not wrong, expected=expected,
+                stated=", ".join(("not " if c.negated else "") + c.label for c in claims),
+                reason=(f"{wrong[0]} contradicts the recorded weather" if wrong else
+                        "" if stated_asked else "the asked day's condition is not stated"))
+
+
+def _weather_temperature_checks(text: str, marks: list[tuple[int, int]], asked: int, day_temps: list[list[float]],
+                                required: list[float], verdict: Verdict) -> None:
+    stated = _temperature_positions(text)
+    wrong, asked_values = [], []
+    for position, value in stated:
+        day = _day_at(marks, position, asked)
+        allowed = day_temps[day] if 0 <= day < len(day_temps) else []
+        if not any(abs(value - t) <= TEMPERATURE_TOLERANCE_C for t in allowed):
+            wrong.append(value)
+        elif day == asked:
+            asked_values.append(value)
+    missing = [t for t in required if not any(abs(t - v) <= TEMPERATURE_TOLERANCE_C for v in asked_values)]
+    verdict.add("temperature", not wrong and not missing and bool(required),
+                expected=", ".join(f"{t:g}℃" for t in required), stated=", ".join(f"{v:g}℃" for _, v in stated),
+                reason=(f"{wrong[0]:g}℃ is not a recorded temperature" if wrong else
+                        f"{missing[0]:g}℃ is not stated" if missing else "" if required else "no temperature recorded"))
+
+
+# ------------------------------------------------------------------ traffic
+def verify_traffic(episode: Episode, calls: list[CallRecord], answer: str, verdict: Verdict) -> None:
     gold_args = _gold_args(episode, "traffic_status")
     road = str(gold_args.get("name") or episode.gold_slots.get("road") or "")
     for call in reversed(_served(calls, "traffic")):
@@ -241,33 +647,91 @@ def verify_traffic(episode: Episode, calls: list[CallRecord], answer: str) -> di
         facts = traffic_facts(call.response)
         if facts is None:
             continue
+        claims = traffic_claims(answer)
         if facts.state == "未知":
-            return {"says_unknown": bool(NO_RESULT.search(answer) or "未知" in answer or "unknown" in answer.lower())}
-        asserted = traffic_state_words(answer)
-        return {"states_traffic": bool(asserted), "state_matches": bool(asserted) and asserted <= facts.states_mentioned}
-    return {"queried_gold_road": False}
+            says = says_no_result(answer) or "未知" in answer
+            verdict.add("says_unknown", says and not claims, expected="unknown",
+                        stated=", ".join(c.phrase for c in claims),
+                        reason="" if says and not claims else "the state is unknown: say so and assert none")
+            return
+        overall = TRAFFIC_STATE_CODES[facts.state]
+        mentioned = {TRAFFIC_STATE_CODES[s] for s in facts.states_mentioned if s in TRAFFIC_STATE_CODES}
+        asserted = any(overall in c.states and not c.local for c in claims) or \
+            any(overall in c.states for c in claims) and all(c.local for c in claims)
+        described = normalize_answer(facts.description).lower()
+        wrong = [c.phrase for c in claims if overall not in c.states
+                 and not (c.states & mentioned and (c.local or c.phrase.lower() in described))]
+        verdict.add("states_traffic", asserted, expected=facts.state, stated=", ".join(c.phrase for c in claims),
+                    reason="" if asserted else "the road's overall state is not stated")
+        verdict.add("state_matches", not wrong, expected=facts.state,
+                    stated=", ".join(f"{c.phrase}={'/'.join(TRAFFIC_STATE_NAMES[s] for s in sorted(c.states))}" for c in claims),
+                    reason=f"'{wrong[0]}' contradicts the recorded state" if wrong else "")
+        return
+    verdict.add("queried_gold_road", False, expected=road, reason="no traffic response for the asked road was served")
 
 
 _INFO_VERIFIERS = {"POI Query": verify_poi, "Geolocation Query": verify_geolocation, "Nearby Query": verify_nearby,
                    "Weather Query": verify_weather, "Traffic Info Query": verify_traffic}
 
 
-def _as_verdict(delivered: bool, checks: dict[str, bool], reason: str = "") -> Verdict:
-    verdict = Verdict(delivered, reason=reason if not delivered else "")
-    for name, ok in checks.items():
-        verdict.add(name, ok)
-    return verdict
+# ------------------------------------------------------------------ DR
+def has_claim(answer: str) -> bool:
+    """Does the answer state anything checkable (a quantity, time, condition, state, line, "nothing found")?"""
+    text = normalize_answer(answer)
+    return bool(parse_distances(text) or parse_durations(text) or clock_claims(text) or parse_temperatures(text)
+                or money_claims(text) or light_claims(text) or weather_claims(text) or traffic_claims(text)
+                or highway_claims(text) or re.search(r"\d+号线|\d+路", text) or says_no_result(text)
+                or hedged_quantities(text) or _admin_tokens(text) or re.search(r"\d", text))
+
+
+_FILLER = re.compile(r"您问的是|你问的是|你说的是|您说的是|您要找的是|你要找的是|问题是|您的问题|好的|嗯|呃|you asked|your question|"
+                     r"you said|the query|query|sure|ok|okay|well|here you go|[：:，,。.!！?？\s\"“”'‘’]", re.IGNORECASE)
+
+
+def _echoes_query(answer: str, query: str) -> bool:
+    """Is the answer the query (or part of it) with nothing but fillers around it?"""
+    a, q = fold_text(answer), fold_text(query)
+    if not a:
+        return True
+    if a in q:
+        return True
+    rest = normalize_answer(answer).lower().replace(normalize_answer(query).lower(), " ") if q and q in a else ""
+    return bool(q) and q in a and not _FILLER.sub("", rest).strip()
+
+
+def _delivery(episode: Episode, trajectory: Trajectory, verdict: Verdict) -> None:
+    answer = trajectory.finish.answer if trajectory.finish is not None else ""
+    served = {TOOLS[t].kind for c in trajectory.calls if c.succeeded and (t := canonical_tool_name(c.name)) is not None}
+    missing = sorted(needed_kinds(episode) - served)
+    verdict.add("tools_served", not missing, expected=sorted(needed_kinds(episode)), stated=sorted(served),
+                reason=f"no successful {missing[0]} call: the answer rests on no evidence" if missing else "")
+    echo = _echoes_query(answer, episode.query)
+    substantive = not echo and (has_claim(answer) or _names_evidence(trajectory.calls, answer))
+    verdict.add("substantive_answer", substantive, stated=answer[:80],
+                reason="" if substantive else ("the answer echoes the query" if echo else "the answer states nothing checkable"))
+    if missing or not substantive:
+        verdict.delivered = False
+        verdict.reason = "not delivered: " + "; ".join(c.reason for c in verdict.checks if not c.passed)
+
+
+def _names_evidence(calls: list[CallRecord], answer: str) -> bool:
+    evidence = [p for kind in ("poi", "around", "geocode") for call in _served(calls, kind) for p in places(call.response)]
+    return any(names_in(answer, p.name) or names_in(answer, _bare(p.name)) for p in evidence[:200])
 
 
 def verify_answer(episode: Episode, trajectory: Trajectory) -> Verdict:
-    """DR and FPR of one trajectory (rules in the module docstring)."""
+    """DR and FPR of one trajectory with every check behind them (rules in the module docstring)."""
     finish = trajectory.finish
     if finish is None or trajectory.truncated or not isinstance(finish.answer, str) or not finish.answer.strip():
-        return Verdict(False, reason="no finished answer" if not trajectory.truncated else "truncated")
+        return Verdict(False, reason="truncated" if trajectory.truncated else "no finished answer")
+    verdict = Verdict(True)
+    _delivery(episode, trajectory, verdict)
     if gold_route_call(episode) is not None:
-        route = verify_route_answer(episode, trajectory)
-        return _as_verdict(route.delivered, route.checks, route.reason)
+        verify_route_answer(episode, trajectory, verdict)
+        return verdict
     verifier = _INFO_VERIFIERS.get(episode.task_scenario)
     if verifier is None:
-        return Verdict(True, reason=f"no verifier for scenario {episode.task_scenario!r}")
-    return _as_verdict(True, verifier(episode, trajectory.calls, finish.answer))
+        verdict.add("scenario_known", False, stated=episode.task_scenario, reason="no verifier for this scenario")
+        return verdict
+    verifier(episode, trajectory.calls, finish.answer, verdict)
+    return verdict

@@ -16,6 +16,7 @@ import pytest
 from mobility_env.build import build_directory
 from mobility_env.loaders import EpisodeList, load_episodes
 from mobility_env.sandbox import Sandbox
+pytest_plugins = ["plugin_reward_rates"]  # the reward sweep's rates in the terminal summary
 
 SAMPLE_CSV = Path(__file__).resolve().parents[1].parent / "shared" / "mobilitybench" / "sample_dev.csv"
 SAMPLE_ROWS = 81

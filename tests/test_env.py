@@ -11,10 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mobility_env  # noqa: F401  (registers MobilityBench-v0)
+import rewards.metrics
 from mobility_env.env import MobilityEnv
 from mobility_env.observation import format_response
 
-METRIC_KEYS = {"ID", "IE", "DEC_P", "DEC_R", "TS_P", "TS_R", "SC", "PF", "DR", "FPR"}
+METRIC_KEYS = set(rewards.metrics.METRIC_KEYS) | set(rewards.metrics.EXTRA_METRIC_KEYS)
 
 
 @pytest.fixture(scope="module")

@@ -53,6 +53,29 @@ def test_missing_responses_are_recorded_not_dropped(sample_episodes):
     assert sample_episodes.report.repairs_by_kind["missing_response"] == 7
 
 
+def test_excluded_lines_of_the_sample_are_line_names(sample_episodes):
+    excluded = {e.query: e.gold_slots["excluded_lines"] for e in sample_episodes if "excluded_lines" in e.gold_slots}
+    assert excluded["从大望路到五棵松不要坐1号线和八通线怎么走"] == ["1号线", "八通线"]
+    assert excluded["坐公交去南京站，不乘坐地铁1号线的路线怎么走？"] == ["1号线"]  # after the echoed prompt's 输出:
+    assert excluded["坐公交去龙湖中德开·春江悦茗，不要坐206路"] == ["206路"]
+    assert sorted(map(len, excluded.values())) == [1, 1, 1, 1, 1, 1, 2]
+    assert "unparsed_excluded_lines" not in sample_episodes.report.repairs_by_kind
+
+
+def test_unreadable_excluded_lines_are_a_counted_repair(sample_table, write_csv, tmp_path):
+    header, rows = sample_table
+    row = next(r for r in rows if r["llm_ner_ans"] == "不要1号线,不要八通线")
+    variants = [{**row, "llm_ner_ans": "不要1号线不要八通线"},             # no separator: still two lines
+                {**row, "llm_ner_ans": "从大望路到五棵松不要坐1号线和八通线怎么走"},  # an echo without 输出:
+                {**row, "llm_ner_ans": "不要坐地铁"}]                       # a mode, no line
+    episodes = load_episodes(write_csv(tmp_path / "ner.csv", header, variants))
+    assert [e.gold_slots.get("excluded_lines") for e in episodes] == [["1号线", "八通线"], ["1号线", "八通线"], None]
+    assert [[r.kind for r in e.repairs if r.column == "llm_ner_ans"] for e in episodes] == \
+        [[], ["unparsed_excluded_lines"], ["unparsed_excluded_lines"]]
+    assert episodes.report.repairs_by_kind["unparsed_excluded_lines"] == 2
+    assert "unparsed_excluded_lines=2" in episodes.report.summary()
+
+
 def test_ids_are_unique_and_stable_across_loads_and_formats(sample_csv, sample_episodes, sample_rows, tmp_path):
     ids = [e.episode_id for e in sample_episodes]
     assert len(set(ids)) == SAMPLE_ROWS

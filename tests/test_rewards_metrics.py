@@ -56,11 +56,12 @@ def test_hand_computed_mixed_trajectory():
         "DEC_P": 1.0,  # gold {locate, route_planning} both declared
         "DEC_R": 2 / 3,  # declared {locate, weather, route_planning}
         "TS_P": 1.0,  # query_poi and driving_route both selected by valid calls
-        "TS_R": 1 - 2 / 5,  # the repeat and the weather call
+        "TS_R": 2 / 3,  # T_pred = {query_poi, weather_query, driving_route}; weather_query is not gold
         "SC": 4 / 5,
         "PF": 2 / 3,  # keywords wrong (0/1); the driving call paired is the one with both coordinates right (2/2)
         "DR": 1.0,  # route_index inferred from "10.0公里" -> option 0 of the last served route call
         "FPR": 0.0,  # that call's destination is 1.9 km from the gold destination
+        "CALL_NR": 1 - 2 / 5,  # the repeat and the weather call
     })
 
 
@@ -95,7 +96,7 @@ def test_edge_cases_no_calls_no_finish_truncated_empty_plan():
     episode = p2p_episode()
     no_calls = compute_metrics(episode, Trajectory(episode_id="t", finish=FinishRecord(answer="去西湖约10公里")))
     assert no_calls == {"ID": 0.0, "IE": 0.0, "DEC_P": 0.0, "DEC_R": 0.0, "TS_P": 0.0, "TS_R": 0.0, "SC": 0.0,
-                        "PF": 0.0, "DR": 0.0, "FPR": 0.0}
+                        "PF": 0.0, "DR": 0.0, "FPR": 0.0, "CALL_NR": 0.0}
     calls = [served(0, "query_poi", {"keywords": "西湖"}, POI),
              served(1, "driving_route", {"origin": USER, "destination": DEST}, ROUTE)]
     no_finish = compute_metrics(episode, Trajectory(episode_id="t", calls=calls))
@@ -113,7 +114,7 @@ def test_edge_cases_no_calls_no_finish_truncated_empty_plan():
 def test_episode_without_gold():
     episode = Episode(episode_id="t-empty", query="?", task_scenario="POI Query", intent_family="Basic Information Retrieval")
     metrics = compute_metrics(episode, Trajectory(episode_id="t-empty", finish=FinishRecord(answer="?", slots={})))
-    assert (metrics["TS_P"], metrics["TS_R"], metrics["SC"], metrics["PF"]) == (1.0, 1.0, 1.0, 1.0)
+    assert (metrics["TS_P"], metrics["TS_R"], metrics["SC"], metrics["PF"], metrics["CALL_NR"]) == (1.0,) * 5
     assert (metrics["DEC_P"], metrics["DEC_R"]) == (1.0, 1.0)
     assert metrics["IE"] == 1.0  # declared "no constraints" for an episode with none
     assert metrics["FPR"] == 0.0  # nothing retrieved, nothing verified
@@ -135,7 +136,7 @@ def test_plan_items_in_both_languages():
     assert steps_in_text("计算出发时间") == {"time_calculation"}
     assert steps_in_text("nearby_search") == {"nearby_search"}
     assert steps_in_text("查询路况") == {"traffic"}
-    assert decomposition_scores(frozenset({"a", "b"}), frozenset({"a", "c", "d"})) == (0.5, 1 / 3)
+    assert decomposition_scores(("a", "b"), ("a", "c", "d")) == (0.5, 1 / 3)
 
 
 def test_slot_normalization():

@@ -42,6 +42,12 @@ def with_route_args(trajectory: Trajectory, **changes) -> Trajectory:
     return trajectory.model_copy(update={"calls": calls})
 
 
+def route_text(option, distance_m: float) -> str:
+    """A route answer stating ``distance_m`` (and, for transit, the option's lines)."""
+    lines = "转".join(re.split(r"[(（]", line)[0] for line in option.lines)
+    return (f"乘坐{lines}，" if lines else "") + f"全程{distance_m / 1000:.1f}公里。"
+
+
 def fpr(episode, trajectory) -> float:
     return compute_metrics(episode, trajectory)["FPR"]
 
@@ -95,9 +101,9 @@ def test_wrong_destination_and_distance_off_by_20_percent(usable):
         assert fpr(episode, with_route_args(gold, destination=_shift(route_call.arguments["destination"], 5))) == 0.0
         option = route_options(route_call.response)[gold.finish.route_index]
         if option.distance_m:
-            wrong = f"全程{option.distance_m * 1.2 / 1000:.1f}公里。"
+            wrong = route_text(option, option.distance_m * 1.2)
             assert fpr(episode, with_finish(gold, answer=wrong)) == 0.0, episode.episode_id
-            right = f"全程{option.distance_m / 1000:.1f}公里。"
+            right = route_text(option, option.distance_m)
             assert fpr(episode, with_finish(gold, answer=right)) == (
                 0.0 if episode.task_scenario == "Arrival/Departure Time Query" else 1.0), episode.episode_id
             checked += 1
@@ -133,7 +139,7 @@ def test_transit_using_an_excluded_line_fails_and_avoiding_passes(usable):
             continue
         options = route_options(next(c for c in gold.calls if c.name == "bus_route").response)
         for option in options:
-            answer = f"全程{option.distance_m / 1000:.1f}公里。"
+            answer = route_text(option, option.distance_m)
             verdict = fpr(episode, with_finish(gold, route_index=option.index, answer=answer))
             if uses_excluded_line(option, excluded):
                 assert verdict == 0.0, (episode.episode_id, option)
@@ -182,11 +188,12 @@ def test_wrong_departure_time_fails(usable):
     checked = 0
     for episode in (e for e in usable if e.task_scenario == "Arrival/Departure Time Query"):
         gold = gold_trajectory(episode)
-        match = re.search(r"(\d{2}):(\d{2})出发", gold.finish.answer)
+        match = re.search(r"(\d{1,2})(?::|点)(\d{2})?分?出发", gold.finish.answer)
         if not match:
             continue
-        minutes = int(match.group(1)) * 60 + int(match.group(2)) - 45
-        wrong = gold.finish.answer.replace(match.group(0), f"{minutes // 60 % 24:02d}:{minutes % 60:02d}出发")
+        minutes = int(match.group(1)) * 60 + int(match.group(2) or 0) - 45
+        wrong = gold.finish.answer.replace(match.group(0), f"{minutes // 60 % 24:02d}:{minutes % 60:02d}出发"
+                                           if ":" in match.group(0) else f"{minutes // 60 % 12 or 12}点{minutes % 60}分出发")
         assert fpr(episode, with_finish(gold, answer=wrong)) == 0.0, (episode.episode_id, wrong)
         checked += 1
     assert checked >= 4

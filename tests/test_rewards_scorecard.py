@@ -50,6 +50,23 @@ def test_aggregation_per_scenario_family_overall_with_samples_and_exclusion():
     assert "pass^2" in text and "75.0" in text and "excluded 1 audited episode(s): c" in text
 
 
+def test_extra_metrics_come_after_the_papers_columns():
+    from rewards.metrics import EXTRA_METRIC_KEYS
+    from rewards.scorecard import COLUMNS
+
+    assert COLUMNS[:11] == ("ID", "IE", "DEC-P", "DEC-R", "TS-P", "TS-R", "SC", "DR", "FPR", "IT", "OT")
+    assert COLUMNS[11:] == ("PF", "CALL-NR") and EXTRA_METRIC_KEYS == ("CALL_NR",)
+    family = "Basic Information Retrieval"
+    new = [record("a", "POI Query", family, 1.0, CALL_NR=0.5), record("b", "POI Query", family, 0.0, CALL_NR=1.0)]
+    overall = build_scorecard(new)["rows"][-1]
+    assert overall["CALL-NR"] == pytest.approx(0.75) and overall["TS-R"] == 1.0
+    header, *_, last = format_scorecard(new).splitlines()
+    assert header.split()[-2:] == ["PF", "CALL-NR"] and last.split()[-1] == "75.0"
+    old = [record("a", "POI Query", family, 1.0)]  # results written before CALL_NR existed
+    assert build_scorecard(old)["rows"][-1]["CALL-NR"] is None
+    assert format_scorecard(old).splitlines()[-1].split()[-1] == "-"
+
+
 def _cli(argv):
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())

@@ -95,12 +95,15 @@ def test_retry_failed_reruns_only_failures_and_readers_keep_the_last_line(tmp_pa
     config = RunConfig(out_dir=tmp_path / "r", data=str(sample_csv), limit=4, progress=False)
     first = run_local(_DownServerAgent, config)
     assert [r["failure"]["type"] for r in first] == ["llm_unavailable"] * 4
+    # an abandoned episode is still scored: DR = 0, and the verdict says nothing was delivered
+    assert all(r["verdict"]["delivered"] is False and not r["verdict"]["passed"] for r in first)
     config.resume = True
     assert run_local(OracleAgent, config) == first  # plain resume: failures count as done
     config.retry_failed = True
     second = run_local(OracleAgent, config)
     assert [r["episode_id"] for r in second] == [r["episode_id"] for r in first]
     assert all(r["failure"] is None and r["metrics"]["DR"] == 1.0 for r in second)
+    assert all(r["verdict"]["delivered"] and r["verdict"]["checks"] for r in second)
     assert len(read_jsonl(tmp_path / "r" / "results.jsonl")) == 8  # appended, never rewritten
     assert run_local(OracleAgent, config) == second  # nothing left to retry
 

@@ -1,0 +1,80 @@
+"""Claim extraction (rewards.claims): every claim, in both scripts, with negation and periods."""
+
+from hypothesis import given, settings, strategies as st
+
+from rewards.claims import (clock_claims, hedged_quantities, highway_claims, money_claims, normalize_answer,
+                            skips_waypoint, traffic_claims, weather_claims, weather_compatible, weather_labels_of)
+from rewards.units import parse_distances, parse_durations
+
+_CN = "零一二三四五六七八九"
+
+
+def _cn_int(n: int) -> str:
+    """A Chinese numeral for 0 < n < 100 (十二, 三十七, 十)."""
+    tens, ones = divmod(n, 10)
+    return (("" if tens == 1 else _CN[tens]) + "十" if tens else "") + (_CN[ones] if ones or not tens else "")
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(whole=st.integers(1, 99), tenth=st.integers(0, 9), unit=st.sampled_from(["公里", "千米", "km"]))
+def test_chinese_decimal_distances(whole, tenth, unit):
+    text = f"全程{_cn_int(whole)}点{_CN[tenth]}{unit}"
+    assert [q.value for q in parse_distances(normalize_answer(text))] == [round((whole + tenth / 10) * 1000, 6)]
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(hours=st.integers(1, 9), minutes=st.integers(1, 59), sep=st.sampled_from(["", " "]))
+def test_hour_minute_shorthand(hours, minutes, sep):
+    text = normalize_answer(f"about {hours}h{sep}{minutes}m")
+    assert [q.value for q in parse_durations(text)] == [hours * 3600 + minutes * 60]
+    assert parse_distances(text) == ()
+
+
+def test_clock_periods_and_roles():
+    early = clock_claims("建议凌晨5点30分出发")[0]
+    assert (early.minutes, early.definite, early.role) == (330, True, "departure")
+    late = clock_claims("下午5点半到达")[0]
+    assert (late.minutes, late.definite, late.role) == (1050, True, "arrival")
+    assert [(c.minutes, c.definite) for c in clock_claims("5点30分出发")] == [(330, False)]
+    assert [(c.minutes, c.definite) for c in clock_claims("17:30 leave, 05:30")] == [(1050, True), (330, True)]
+    assert [(c.minutes, c.definite) for c in clock_claims("leave at 5:30 PM")] == [(1050, True)]
+    roles = [c.role for c in clock_claims("出发时间11:30，到达12:00")]
+    assert roles == ["departure", "arrival"]
+    assert clock_claims("一点都不堵") == ()
+
+
+def test_hedges():
+    assert hedged_quantities("12.3公里或20公里")[0][0] == "distance"
+    assert hedged_quantities("12到15公里") and hedged_quantities("12-15 km") and hedged_quantities("35 or 50 minutes")
+    assert hedged_quantities("2小时或120分钟") == ()  # one value, two spellings
+    assert hedged_quantities("全程12公里，需要20分钟") == ()
+    assert hedged_quantities("11:30-12:00出发") == ()
+
+
+def test_weather_labels_negation_and_grading():
+    claims = weather_claims("今天不是晴天，是暴雨")
+    assert [(c.label, c.negated) for c in claims] == [("晴", True), ("暴雨", False)]
+    assert [c.label for c in weather_claims("light rain, 记得带雨伞")] == ["小雨"]
+    assert [(c.label, c.negated) for c in weather_claims("非常晴朗")] == [("晴", False)]
+    assert [(c.label, c.negated) for c in weather_claims("no rain today, sunny")] == [("雨", True), ("晴", False)]
+    assert weather_labels_of("小雨转多云") == {"小雨", "多云"}
+    assert weather_compatible("雨", frozenset({"小雨"})) and weather_compatible("阵雨", frozenset({"阵雨"}))
+    assert not weather_compatible("暴雨", frozenset({"小雨"})) and not weather_compatible("晴", frozenset({"多云"}))
+    assert [c.label for c in weather_claims("showers, hazy, light snow, overcast")] == ["阵雨", "霾", "小雪", "阴"]
+
+
+def test_traffic_phrases():
+    def states(text):
+        return [sorted(c.states) for c in traffic_claims(text)]
+    assert states("目前路况不畅通") == [[2, 3, 4]]
+    assert states("一点都不堵") == [[1]] and states("no congestion") == [[1]]
+    assert states("有点堵") == [[2]] and states("走走停停") == [[2, 3]]
+    assert states("heavy traffic") == [[3, 4]] and states("there is no heavy traffic") == [[1, 2]]
+    assert traffic_claims("局部路段拥堵")[0].local
+
+
+def test_highway_waypoint_and_money():
+    assert highway_claims("建议走高速") == ("take",) and highway_claims("全程不走高速") == ("avoid",)
+    assert highway_claims("avoid highways") == ("avoid",) and highway_claims("take the expressway") == ("take",)
+    assert skips_waypoint("不用经过且末，直接去乌鲁木齐") and not skips_waypoint("先到且末，再直接去乌鲁木齐")
+    assert [m.value for m in money_claims("过路费35元，全程免费")] == [35.0, 0.0]
