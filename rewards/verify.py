@@ -10,8 +10,8 @@ served it), never from the gold: guessing the right words without retrieving the
 tool-invocation failure"): a finish, not truncated, whose answer is *substantive* — it makes
 at least one claim (a quantity, time, place, condition, state, line, or "nothing was
 found") and is not the query echoed back — and that rests on at least one successful call of
-each tool kind the scenario needs (the kinds of the gold calls that have recorded
-responses). Zero calls and a generic answer is not delivered.
+the tool kind the scenario needs (the kind of the scenario's evidence call). Zero calls and a generic answer is not
+delivered.
 
 **FPR** = DR and every check passed. Route tasks: :mod:`rewards.verify_route`. Information tasks:
 
@@ -125,13 +125,13 @@ def _gold_args(episode: Episode, tool: str) -> dict[str, Any]:
 
 
 def needed_kinds(episode: Episode) -> frozenset[str]:
-    """Tool kinds the scenario needs: those of the gold calls whose responses were recorded."""
-    kinds = set()
-    for index, call in enumerate(episode.gold_calls):
-        tool = canonical_tool_name(call.name)
+    """Tool kinds the answer must rest on: the kind of the scenario's evidence call (the last gold
+    call with a recorded response: a route, POI, geocode, nearby, weather or traffic call)."""
+    for index in range(len(episode.gold_calls) - 1, -1, -1):
+        tool = canonical_tool_name(episode.gold_calls[index].name)
         if tool is not None and episode.gold_response(index) is not None:
-            kinds.add(TOOLS[tool].kind)
-    return frozenset(kinds)
+            return frozenset({TOOLS[tool].kind})
+    return frozenset()
 
 
 # ------------------------------------------------------------------ naming places
