@@ -54,7 +54,7 @@ def _decimal(match: re.Match[str]) -> str:
     return f"{whole}." + "".join(_DIGIT_OF.get(c, c) for c in match.group(2))
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=512)
 def normalize_answer(text: str) -> str:
     """The answer with numerals, units and line names in one spelling (see the module docstring)."""
     text = unicodedata.normalize("NFKC", text if isinstance(text, str) else "")
@@ -113,7 +113,7 @@ def _role(text: str, start: int, end: int) -> str:
     return ""
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=512)
 def clock_claims(text: str) -> tuple[ClockClaim, ...]:
     """Clock times in ``text`` (already :func:`normalize_answer`-ed or raw), in order."""
     text = normalize_answer(text)
@@ -180,7 +180,7 @@ class NumberClaim:
     start: int
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=512)
 def money_claims(text: str) -> tuple[NumberClaim, ...]:
     """Amounts of money (tolls, fares, taxi costs) in yuan; "free / no tolls" is 0."""
     text = normalize_answer(text)
@@ -197,21 +197,26 @@ _LIGHTS = re.compile(r"(\d+)\s*(?:个|处)?\s*(?:红绿灯|信号灯|traffic lig
                      re.IGNORECASE)
 
 
-@lru_cache(maxsize=16384)
+def _number_claims(pattern: re.Pattern[str], text: str) -> tuple[NumberClaim, ...]:
+    """The number in group 1 or 2 of each match of ``pattern`` in the normalised ``text``."""
+    text = normalize_answer(text)
+    return tuple(NumberClaim(float(m.group(1) or m.group(2)), m.start()) for m in pattern.finditer(text))
+
+
+@lru_cache(maxsize=512)
 def light_claims(text: str) -> tuple[NumberClaim, ...]:
     """Stated numbers of traffic lights."""
-    text = normalize_answer(text)
-    return tuple(NumberClaim(float(m.group(1) or m.group(2)), m.start()) for m in _LIGHTS.finditer(text))
+    return _number_claims(_LIGHTS, text)
 
 
 _HUMIDITY = re.compile(r"(?:湿度|humidity)\D{0,6}?(\d+(?:\.\d+)?)\s*%|(\d+(?:\.\d+)?)\s*%\s*(?:的)?\s*(?:湿度|humidity)",
                        re.IGNORECASE)
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=512)
 def humidity_claims(text: str) -> tuple[NumberClaim, ...]:
-    text = normalize_answer(text)
-    return tuple(NumberClaim(float(m.group(1) or m.group(2)), m.start()) for m in _HUMIDITY.finditer(text))
+    """Stated relative humidities (%)."""
+    return _number_claims(_HUMIDITY, text)
 
 
 # ------------------------------------------------------------------ hedges
@@ -238,7 +243,7 @@ def _unit_size(kind: str, unit: str) -> float:
     return 1.0
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=512)
 def hedged_quantities(text: str) -> tuple[tuple[str, float, float], ...]:
     """``(kind, value, other value)`` for each quantity stated as a range or as alternatives.
 
@@ -331,7 +336,7 @@ def _negated(text: str, start: int) -> bool:
     return bool(_CLAUSE_NEGATION.search(clause))
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=512)
 def weather_claims(text: str) -> tuple[LabelClaim, ...]:
     """Weather conditions the text states (canonical labels of :data:`WEATHER_LABELS`), in order."""
     text = normalize_answer(text)
@@ -413,7 +418,7 @@ class TrafficClaim:
     start: int
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=512)
 def traffic_claims(text: str) -> tuple[TrafficClaim, ...]:
     """Traffic states the text asserts, each as the set of states its phrase allows."""
     text = normalize_answer(text)
@@ -440,7 +445,7 @@ _TAKE_HIGHWAY = re.compile(r"走高速|上高速|高速优先|优先走?高速|�
                            r"highways? first|prefer(?:ring)? highways?", re.IGNORECASE)
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=512)
 def highway_claims(text: str) -> tuple[str, ...]:
     """``"avoid"`` and/or ``"take"``: what the answer recommends about highways."""
     text = normalize_answer(text)

@@ -102,7 +102,7 @@ _CLOCK_PATTERNS = (
 _AFTERNOON = ("下午", "傍晚", "晚上", "夜里")
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=512)
 def parse_clock_times(text: str) -> tuple[tuple[int, int, int], ...]:
     """Clock times in ``text`` as ``(minutes_after_midnight, start, end)`` spans, in order.
 
@@ -168,7 +168,7 @@ def _distance_unit(word: str) -> float:
     return 1000.0 if word in ("公里", "千米", "km") or word.startswith("kilomet") else 1.0
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=512)
 def parse_distances(text: str) -> tuple[Quantity, ...]:
     """Distances stated in ``text``, in metres, in order of appearance."""
     text = arabize(text)
@@ -196,7 +196,7 @@ def _duration_unit(word: str) -> float:
     raise ValueError(word)
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=512)
 def parse_durations(text: str) -> tuple[Quantity, ...]:
     """Durations stated in ``text``, in seconds, in order; adjacent parts are summed.
 
@@ -233,7 +233,7 @@ _TEMPERATURE_RANGE = re.compile(r"(零下|-|−|minus\s*)?\s*(\d+(?:\.\d+)?)\s*"
 _TEMPERATURE = re.compile(r"(零下|-|−|minus\s*)?\s*(\d+(?:\.\d+)?)\s*" + _DEGREES + r"(?:\s*below zero)?", re.IGNORECASE)
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=512)
 def parse_temperatures(text: str) -> tuple[float, ...]:
     """Temperatures in ``text`` in °C, in order (both ends of a range are listed)."""
     text = arabize(text)

@@ -43,7 +43,9 @@ delivered.
   overall one, except states qualified as local (局部/路段/some sections) that the description
   mentions; an unknown state must be answered as unknown.
 
-Edge cases: empty evidence (no POI, no weather data, unknown traffic) passes only an answer
+Edge cases: an answer over :data:`MAX_ANSWER_CHARS` characters or with a number of more than
+:data:`MAX_NUMBER_DIGITS` digits is not delivered (check ``answer_bounds``) and is not parsed.
+Empty evidence (no POI, no weather data, unknown traffic) passes only an answer
 that says nothing was found, and only when the call that came back empty was the right one.
 """
 
@@ -67,9 +69,13 @@ from .evidence import (Place, address_district, address_roads, geocode_facts, ne
 from .slots import canonical_day, city_key, fold_text, same_place_name
 from .units import parse_distances, parse_durations, parse_temperatures, within_tolerance
 from .verdict import Verdict
-from .verify_route import NO_RESULT, gold_route_call, verify_route_answer
+from .verify_route import gold_route_call, verify_route_answer
 
 PLACE_TOLERANCE_M = 1000.0
+#: Bounds on what is parsed: a longer answer, or a number of more digits, is stuffing, not an answer
+#: (and would cost seconds of regex work per episode).
+MAX_ANSWER_CHARS = 4000
+MAX_NUMBER_DIGITS = 15
 TEMPERATURE_TOLERANCE_C = 1.0
 _DAY_OFFSETS = {"今天": 0, "明天": 1, "后天": 2, "大后天": 3}
 _DAY_WORDS = re.compile(r"大后天|后天|明天|明日|今天|今日|今晚|day after tomorrow|tomorrow|today|tonight|"
@@ -725,6 +731,13 @@ def verify_answer(episode: Episode, trajectory: Trajectory) -> Verdict:
     if finish is None or trajectory.truncated or not isinstance(finish.answer, str) or not finish.answer.strip():
         return Verdict(False, reason="truncated" if trajectory.truncated else "no finished answer")
     verdict = Verdict(True)
+    answer = finish.answer
+    if len(answer) > MAX_ANSWER_CHARS or re.search(r"\d{%d}" % (MAX_NUMBER_DIGITS + 1), answer):
+        verdict.add("answer_bounds", False, expected=f"<= {MAX_ANSWER_CHARS} characters, numbers <= {MAX_NUMBER_DIGITS} digits",
+                    stated=f"{len(answer)} characters", reason="the answer is too long or states an absurd number")
+        verdict.delivered = False
+        verdict.reason = "not delivered: the answer exceeds the bounds of a spoken answer"
+        return verdict
     _delivery(episode, trajectory, verdict)
     if gold_route_call(episode) is not None:
         verify_route_answer(episode, trajectory, verdict)

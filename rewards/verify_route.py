@@ -52,8 +52,6 @@ from .tooluse import COORDINATE_TOLERANCE_M
 from .units import RELATIVE_TOLERANCE, Quantity, parse_distances, parse_durations, within_tolerance
 from .verdict import Verdict
 
-NO_RESULT = re.compile(r"没有|没找到|未找到|找不到|暂无|无法|未能|没能|无可用|无结果|无公交|无路线|"
-                       r"\bno\b|not found|none|unavailable|could ?n[o']t|cannot|can't", re.IGNORECASE)
 _ASKS_DISTANCE = re.compile(r"多远|距离|公里|多少米|千米|里程|how far|distance")
 _ASKS_TIME = re.compile(r"多久|多长时间|时间|几个小时|几小时|多少分钟|how long|duration")
 _ASKS_ARRIVAL = re.compile(r"几点到|什么时候到|何时到|到达时间|能到|when .*arriv")

@@ -78,3 +78,21 @@ def test_highway_waypoint_and_money():
     assert highway_claims("avoid highways") == ("avoid",) and highway_claims("take the expressway") == ("take",)
     assert skips_waypoint("不用经过且末，直接去乌鲁木齐") and not skips_waypoint("先到且末，再直接去乌鲁木齐")
     assert [m.value for m in money_claims("过路费35元，全程免费")] == [35.0, 0.0]
+
+
+def test_hostile_answers_end_as_failed_checks_not_errors():
+    """A lone surrogate, a 5,000-digit number, a 1 MB answer, 1,000 open brackets: scored, never raised, never passed."""
+    from pathlib import Path
+
+    from mobility_env.loaders import load_episodes
+    from rewards import gold_trajectory, score_episode
+
+    data = Path(__file__).resolve().parents[1] / "datasets" / "default"
+    episodes = {e.task_scenario: e for e in load_episodes(data)}
+    answers = ["全程\ud800公里\udfff", "全程" + "9" * 5000 + "公里", ("全程12.3公里，" * 80000)[:1_000_000], "[" * 1000]
+    for episode in episodes.values():
+        gold = gold_trajectory(episode)
+        for answer in answers:
+            trajectory = gold.model_copy(update={"finish": gold.finish.model_copy(update={"answer": answer})})
+            metrics, verdict = score_episode(episode, trajectory)
+            assert metrics["FPR"] == 0.0, (episode.task_scenario, answer[:40], verdict.to_dict())
