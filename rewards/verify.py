@@ -89,7 +89,9 @@ _WEEKDAY_RE = re.compile(r"(?:周|星期|礼拜)([一二三四五六日天1-7])|
                          re.IGNORECASE)
 _EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DATE_RE = re.compile(r"(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]|\d{4}-(\d{2})-(\d{2})|(?<!\d)(\d{1,2})[/-](\d{1,2})(?!\d)")
-_ADMIN = re.compile(r"[\u4e00-\u9fa5]{1,10}?(?:特别行政区|自治区|自治州|省|市|区|县|旗|镇|乡|街道)")
+# 旗 (a banner, Inner Mongolia's county level) is a suffix only when no other admin or street word follows:
+# 红旗街道 / 红旗区 / 红旗路 are named after a flag.
+_ADMIN = re.compile(r"[\u4e00-\u9fa5]{1,10}?(?:特别行政区|自治区|自治州|省|市|区|县|旗(?![区县镇乡街路道村小大])|镇|乡|街道)")
 _PROVINCE_LEVEL = re.compile(r"[\u4e00-\u9fa5]{1,8}?(?:特别行政区|自治区|省)|(?:北京|上海|天津|重庆)市")
 _NAME_AFTER_OK = set("的在位于是有距离吧呢啊哦和与及或就为叫地址电话坐落附近这那里内旁边")
 _NAME_BEFORE_OK = set("是在到去往至叫为有于了从和与及或就选推荐找个家：的近附边旁")
@@ -266,11 +268,48 @@ _PLACE_TOKEN = re.compile(r"[\u4e00-\u9fa5A-Za-z0-9·&%'’]{2,24}[(（][^)）]{
 _LEADING = re.compile(r"^(?:[在到去是有近靠位于附的和与及或从往至叫为就选推荐找个家您你我他这那里旁边之一以下地点可能附近有：址]|候选)+")
 
 
-def foreign_places(answer: str, known: list[str]) -> list[str]:
-    """Place-like names in the answer (``X店``, ``Y(Z店)``, ``…医院``) found in none of ``known``."""
-    haystack = "|".join(fold_text(k) for k in known if k)
+_LIST_INTRO = re.compile(r"^(?:附近有|周边(?:可以去|有)?|最近的(?:是|有)|还有|以及|或者|比如|例如|包括|另外|此外|nearby|also|and|or|"
+                         r"such as|including|[在到去是有近靠位于附的和与及或从往至叫为就选推荐找个家这那里旁边：:\s])+", re.IGNORECASE)
+_LIST_TAIL = re.compile(r"(?:等等|等|之类|etc\.?|and so on|[。.!！?？\s])+$", re.IGNORECASE)
+# Words of a sentence about a place rather than a place's name: a list item holding one is prose, not a claim.
+_PROSE = re.compile(r"\d+(?:\.\d+)?\s*(?:米|公里|千米|分钟|小时|km|m|min)|\d+\.\d+|\d{5,}|坐标|经纬度|评分|我|您|你|是|吗|吧|呢|啊|哦|呀|很|挺|都|也|可能|可以|距离|"
+                    r"大约|约|步行|开车|驾车|营业|评分|电话|地址|位于|不错|没有|不远|推荐|环境|方便|建议|"
+                    r"\b(?:is|are|was|it|you|your|about|away|open|closed|which|that|walk|walking|drive|driving|minutes?|"
+                    r"min|km|m|meters?|metres?|rated|recommend|all|within|distance|near|close|here|there|these|those|"
+                    r"they|them|can|could|would|will|good|nice|great|best|some|any|more|other|options?|places|few|go|try|"
+                    r"visit|check|also|one|ones)\b", re.IGNORECASE)
+
+
+def listed_items(answer: str) -> list[str]:
+    """The items of the answer's enumerations: ``附近有：A、B；C`` / ``Nearby: A; B, C`` -> ``[A, B, C]``.
+
+    Items are split on 、 and semicolons, and on commas after a list colon. Without a colon the first item keeps
+    its text after the last comma (before it is the lead-in: 根据查询结果，…) and the others their text up to the
+    first comma (after it, a remark). Items lose list intros (附近有, 还有, Nearby:) and tails (等, etc.)."""
     text = unicodedata.normalize("NFKC", answer)
-    for item in sorted({k for k in known if len(k) >= 2}, key=len, reverse=True):
+    items = []
+    for sentence in re.split(r"[。!?\n]|\.(?=\s|$)", text):
+        colon = max(sentence.rfind(":"), sentence.rfind("："))
+        body = sentence[colon + 1:] if colon >= 0 else sentence
+        parts = re.split(r"[、;；,，]" if colon >= 0 else r"[、;；]", body)
+        if len(parts) < 2:
+            continue
+        for index, part in enumerate(parts):
+            if colon < 0:
+                part = re.split(r"[,，]", part)[-1 if index == 0 else 0]
+            part = _LIST_TAIL.sub("", _LIST_INTRO.sub("", part.strip()))
+            if part:
+                items.append(part)
+    return items
+
+
+def foreign_places(answer: str, known: list[str]) -> list[str]:
+    """Place-like names in the answer (``X店``, ``Y(Z店)``, ``…医院``) found in none of ``known``, and list items
+    (``附近有：A、B``) naming none of ``known`` (``Alt Coffee``, ``恒大·滨江左岸``) unless they read as prose."""
+    haystack = "|".join(fold_text(k) for k in known if k)
+    names = sorted({k for k in known if len(k) >= 2}, key=len, reverse=True)
+    text = unicodedata.normalize("NFKC", answer)
+    for item in names:
         text = text.replace(item, " ")
     foreign = []
     for match in _PLACE_TOKEN.finditer(text):
@@ -278,6 +317,13 @@ def foreign_places(answer: str, known: list[str]) -> list[str]:
         folded = fold_text(token)
         if len(folded) >= 2 and folded not in haystack:
             foreign.append(token)
+    folded_names = [fold_text(n) for n in names]
+    for item in listed_items(answer):
+        folded = fold_text(item)
+        if len(folded) < 2 or folded in haystack or any(n and n in folded for n in folded_names) or _PROSE.search(item):
+            continue
+        if not any(folded in fold_text(f) or fold_text(f) in folded for f in foreign):
+            foreign.append(item)
     return foreign
 
 
@@ -295,11 +341,26 @@ def _street_numbers(address: str) -> list[str]:
     return found
 
 
+_HOUSE_NUMBER = re.compile(r"([\u4e00-\u9fa5]{0,12}?(?:大街|大道|路|街|巷|弄|胡同|道))?\s*(?<![\d-])(\d+(?:-\d+)?)\s*号"
+                           r"(?![线路街楼门院库道])")
+
+
 def _wrong_numbers(answer: str, evidence_text: str) -> list[str]:
-    """House numbers (``64号``) the answer states that the evidence does not contain."""
-    numbers = re.findall(r"(?<![\d-])(\d+(?:-\d+)?)\s*号(?![线路街楼门院库道])", normalize_answer(answer))
-    evidence_text = normalize_answer(evidence_text)
-    return [n + "号" for n in numbers if not re.search(rf"(?<![\d-]){re.escape(n)}(?![\d])", evidence_text)]
+    """House numbers (``64号``) the answer states that the evidence does not give as a house number, or gives
+    on another road (``玉兰大街3号`` when 3 appears only in 第三医院 or in ``育才东路3号``)."""
+    evidence = [(_road_core(road), number) for road, number in _HOUSE_NUMBER.findall(normalize_answer(evidence_text))]
+    wrong = []
+    for road, number in _HOUSE_NUMBER.findall(normalize_answer(answer)):
+        core = _road_core(road)
+        same = [r for r, n in evidence if n == number]
+        if not same or core and all(r and not (core.endswith(r) or r.endswith(core)) for r in same):
+            wrong.append((core or road or "") + number + "号")
+    return wrong
+
+
+def _road_core(road: str) -> str:
+    """The road of ``"地址是宝石东路"`` / ``"市红旗区金桥镇联合大道"``: what follows the last admin word or lead-in."""
+    return re.sub(r"^.*(?:特别行政区|自治区|自治州|省|市|区|县|镇|乡|街道|[是在到于：:])", "", road or "")
 
 
 def _consistent(token: str, known: Iterable[str]) -> bool:
@@ -398,7 +459,10 @@ def verify_geolocation(episode: Episode, calls: list[CallRecord], answer: str, v
                  component.get("city", ""), *facts.roads, *facts.poi_names]
         wrong = [t for t in _admin_tokens(answer) if not _consistent(t, known) and fold_text(t) not in fold_text(facts.formatted_address)]
         evidence_text = " ".join([facts.formatted_address, component.get("street_number", ""), *facts.poi_names])
-        names_only = [Place(p.name) for p in places(call.response)]
+        # a nearby POI's own address may be quoted in brackets after its name: 靠近X（玉兰大街83号）
+        nearby = [Place(f"{p.name}{o}{p.address}{c}") for p in places(call.response) if p.address
+                  for o, c in (("(", ")"), ("（", "）"))]
+        names_only = nearby + [Place(p.name) for p in places(call.response)]
         wrong += _wrong_numbers(mask_places(answer, names_only), evidence_text)
         verdict.add("address_consistent", not wrong, expected=facts.formatted_address, stated=", ".join(wrong),
                     reason=f"{wrong[0]} is not part of the address" if wrong else "")

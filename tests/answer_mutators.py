@@ -24,7 +24,7 @@ Kinds (``CORRECT``/``WRONG``, each applying to some families: route, poi, nearby
 geolocation, weather, traffic):
 
 * correct: plain, english, mixed_units, chinese_numerals, coarse_rounding, leg_before_total,
-  constraint_acknowledged, poi_name_only, poi_address_only, nearby_several,
+  constraint_acknowledged, poi_name_only, poi_address_only, nearby_several, nearby_with_remarks,
   geo_spaced_address, geo_two_components, weather_all_days, traffic_colloquial,
   traffic_with_description;
 * wrong: generic, query_echo, keyword_alone, false_no_result; value_off, hedge_two_values,
@@ -648,6 +648,7 @@ class EpisodeFacts:
     clock: ClockFacts | None = None
     # information tasks
     places: tuple[Place, ...] = ()
+    place_distances: tuple[float | None, ...] = ()  # nearby: each place's distance from the centre, as returned
     geocode: GeocodeFacts | None = None
     province: str = ""
     weather: WeatherFacts | None = None
@@ -705,6 +706,17 @@ class EpisodeFacts:
             out["traffic"] = {"state": self.traffic.state, "mentioned": sorted(self.traffic.states_mentioned),
                               "description": self.traffic.description}
         return out
+
+
+def _returned_distance(response: Any, name: str) -> float | None:
+    body = response.get("data") if isinstance(response, dict) and isinstance(response.get("data"), dict) else response
+    for item in (body.get("pois") or []) if isinstance(body, dict) else []:
+        if isinstance(item, dict) and item.get("name") == name:
+            try:
+                return float(item["distance"])
+            except (KeyError, TypeError, ValueError):
+                return None
+    return None
 
 
 def _response(records: list[CallRecord], tool: str) -> Any:
@@ -809,6 +821,7 @@ def _info_facts(facts: EpisodeFacts) -> bool:
     if facts.family == "nearby":
         response = _response(records, "search_around_poi")
         facts.places = tuple(nearby_pois(response) or ()) if response is not None else ()
+        facts.place_distances = tuple(_returned_distance(response, p.name) for p in facts.places)
         facts.keyword = str(slots.get("keyword") or "")
         return bool(facts.places)
     if facts.family == "geolocation":
@@ -1540,7 +1553,9 @@ def _poi_paraphrase(f: EpisodeFacts, d: Draw, lang: str, style: str) -> str:
     clauses = [d.choice((name, f"找到了{name}", f"是{name}"))]
     if place.address:
         clauses.append(d.choice((f"地址：{place.address}", f"位于{place.address}", f"在{place.address}")))
-    return join_clauses(d, d.shuffled(clauses), lang)
+    if place.location is not None and d.coin():  # the rule agent's form: 名称，地址：…，坐标lon, lat
+        clauses.append(f"坐标{place.location[0]:.6f}, {place.location[1]:.6f}")
+    return join_clauses(d, d.shuffled(clauses[:2]) + clauses[2:], lang)
 
 
 def _nearby_paraphrase(f: EpisodeFacts, d: Draw, lang: str, style: str, low: int = 1, high: int = 3) -> str:
@@ -1658,6 +1673,26 @@ def _poi_address_only(f: EpisodeFacts, d: Draw):
 @mutation("nearby_several", correct=True, families=("nearby",), applies=lambda f: len(f.places) >= 2)
 def _nearby_several(f: EpisodeFacts, d: Draw):
     return _nearby_paraphrase(f, d, _lang(d), "plain", 2, 5)
+
+
+@mutation("nearby_with_remarks", correct=True, families=("nearby",), applies=lambda f: len(f.places) >= 2)
+def _nearby_with_remarks(f: EpisodeFacts, d: Draw):
+    """Several returned places, each with its returned distance and a remark, listed with 、, ；, or commas."""
+    lang = _lang(d)
+    chosen = d.subset(list(range(len(f.places))), 2, min(4, len(f.places)))
+    items = []
+    for i in chosen:
+        name, metres = _name_variant(d, f.places[i].name), f.place_distances[i]
+        if metres is None:
+            items.append(name)
+        elif lang == "en":
+            items.append(d.choice((f"{name} ({metres:g} m away)", f"{name}, about {metres:g} m")))
+        else:
+            items.append(d.choice((f"{name}（约{metres:g}米）", f"{name}，距离约{metres:g}米", f"{name}(步行{metres:g}米)")))
+    if lang == "en":
+        return d.choice(FILLERS_EN) + "Nearby: " + "; ".join(items) + d.choice((".", ", all within walking distance."))
+    return d.choice(FILLERS_ZH) + d.choice(("附近有：", "周边有", "给您找到这些：")) + d.choice(("、", "；")).join(items) + \
+        d.choice(("。", "，都不太远。", "等，环境都不错。"))
 
 
 @mutation("geo_spaced_address", correct=True, families=("geolocation",))
@@ -1814,7 +1849,9 @@ def _place_hedge(f: EpisodeFacts, d: Draw):
 def _mixed_foreign_place(f: EpisodeFacts, d: Draw):
     """A returned POI and one from another search, both claimed nearby."""
     items = d.shuffled([d.choice(f.places).name] + [p.name for p in _foreign_names(f, d.integer(1, 2), d)])
-    return d.choice(("附近有：", "Nearby: ")) + "、".join(items) + "。"
+    intro, sep = d.choice((("附近有：", "、"), ("附近有：", "，"), ("周边有", "、"), ("附近有", "；"), ("Nearby: ", "; "),
+                           ("Nearby: ", ", ")))
+    return intro + sep.join(items) + d.choice(("。", "等。"))
 
 
 @mutation("place_stuffing", correct=False, families=("poi", "nearby"),
