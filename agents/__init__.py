@@ -2,7 +2,7 @@
 
 ``OracleAgent`` (gold replay, upper bound), ``RuleAgent`` (LLM-free default), ``ReActAgent``
 and ``PlanExecuteAgent`` (OpenAI-compatible chat completions), all subclasses of
-``agents.base.Agent``; ``agents.runner`` drives any of them over many episodes.
+``mobility_agents.base.Agent``; ``mobility_agents.runner`` drives any of them over many episodes.
 """
 
 from .base import Agent, AgentFailure, EpisodeSession

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from mobility_env.episode import Episode
-from rewards.evidence import (geocode_facts, nearby_pois, places, route_options, traffic_facts,
+from mobility_rewards.evidence import (geocode_facts, nearby_pois, places, route_options, traffic_facts,
                               weather_facts)
-from rewards.reference import format_clock, format_distance, format_duration
-from rewards.verify_route import expected_clock_time
+from mobility_rewards.reference import format_clock, format_distance, format_duration
+from mobility_rewards.verify_route import expected_clock_time
 
 
 def describe_route(response: Any, index: int = 0) -> str:

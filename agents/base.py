@@ -117,7 +117,7 @@ class Agent:
         ``result`` is the results.jsonl line (episode_id, sample_index, task_scenario,
         intent_family, metrics, verdict, input_tokens, output_tokens, total_reward, steps,
         failure...); ``verdict`` is the env's terminal ``info["verdict"]`` (every check behind
-        DR and FPR, ``rewards.verdict.Verdict.to_dict()``);
+        DR and FPR, ``mobility_rewards.verdict.Verdict.to_dict()``);
         ``trajectory`` the full transcript for trajectories.jsonl.
         """
         started = time.perf_counter()

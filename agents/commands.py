@@ -34,7 +34,7 @@ def agent_factory(args: argparse.Namespace) -> Callable[[], Any]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from rewards.scorecard import format_scorecard
+    from mobility_rewards.scorecard import format_scorecard
 
     from .runner import RunConfig, default_out_dir, run_local
 

@@ -2,13 +2,13 @@
 
 It reads the episode's gold (privileged), so it is an upper bound and a self-check of the
 env and the scorer together: on every episode whose gold is intact (see ``mobility-env
-audit``) it must reach FPR 1.0. Its final answer is ``rewards.reference.reference_finish``:
+audit``) it must reach FPR 1.0. Its final answer is ``mobility_rewards.reference.reference_finish``:
 the gold intent, slots and plan, and an answer stating the recorded evidence.
 """
 
 from __future__ import annotations
 
-from rewards.reference import reference_finish
+from mobility_rewards.reference import reference_finish
 
 from .base import Agent, EpisodeSession
 

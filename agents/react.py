@@ -17,8 +17,8 @@ runner records them as the episode's failure (scored DR = 0).
 
 Example::
 
-    from agents.llm import LLMConfig
-    from agents.react import ReActAgent
+    from mobility_agents.llm import LLMConfig
+    from mobility_agents.react import ReActAgent
     agent = ReActAgent(LLMConfig(model="qwen3", base_url="http://127.0.0.1:8000/v1"))
     record = agent.run_episode(env, env.episode_ids[0])
 """

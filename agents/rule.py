@@ -264,7 +264,7 @@ class RuleAgent(Agent):
         response = self._last_response(session)
         index = 0
         if parse.excluded_lines:
-            from rewards.slots import line_uses
+            from mobility_rewards.slots import line_uses
 
             for option in answers.route_options(response) or []:
                 if not any(line_uses(line, ex) for line in option.lines for ex in parse.excluded_lines):

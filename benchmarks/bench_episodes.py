@@ -1,8 +1,8 @@
 """Oracle episodes per second on one core, scoring throughput, and compact-vs-raw observation size.
 
-* oracle: ``agents.oracle.OracleAgent().run_episode(env, id)`` over random episodes (the
+* oracle: ``mobility_agents.oracle.OracleAgent().run_episode(env, id)`` over random episodes (the
   process is pinned to one CPU when the OS allows it);
-* scoring: ``rewards.compute_metrics(episode, gold_trajectory(episode))``, trajectories built
+* scoring: ``mobility_rewards.compute_metrics(episode, gold_trajectory(episode))``, trajectories built
   beforehand, so only scoring is timed;
 * observation size: characters an agent reads per episode when every gold call's response is
   shown ``raw`` or ``compact``, on the real sample (``../shared/mobilitybench/sample_dev.csv``)
@@ -38,7 +38,7 @@ def pin_one_core() -> int | None:
 
 
 def bench_oracle(data: str, episodes: int, rounds: int) -> dict[str, Any]:
-    from agents.oracle import OracleAgent
+    from mobility_agents.oracle import OracleAgent
     from mobility_env import MobilityEnv
 
     env = MobilityEnv(data)
@@ -58,8 +58,8 @@ def bench_oracle(data: str, episodes: int, rounds: int) -> dict[str, Any]:
 
 def bench_scoring(data: str, episodes: int, rounds: int) -> dict[str, Any]:
     from mobility_env.store import resolve_data
-    from rewards import compute_metrics
-    from rewards.reference import gold_trajectory
+    from mobility_rewards import compute_metrics
+    from mobility_rewards.reference import gold_trajectory
 
     store = resolve_data(data)
     rng = random.Random(1)

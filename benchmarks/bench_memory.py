@@ -49,7 +49,7 @@ def worker(data: str, barrier_dir: str, index: int, total: int) -> None:
     """One measured process (run as ``python bench_memory.py --worker ...``)."""
     started = time.perf_counter()
     import mobility_env  # noqa: F401
-    import rewards  # noqa: F401
+    import mobility_rewards  # noqa: F401
     from mobility_env import MobilityEnv
 
     after_import = memory_kib()
@@ -96,11 +96,11 @@ def bench_processes(data: str, workers: int) -> dict[str, Any]:
 
 
 def bench_ray(data: str, actors: int = 2) -> dict[str, Any]:
-    """Ray actors wrapping ``agents.ray_runner.RolloutWorker`` (the Ray backend's worker body)."""
+    """Ray actors wrapping ``mobility_agents.ray_runner.RolloutWorker`` (the Ray backend's worker body)."""
     import ray
 
-    from agents.oracle import OracleAgent
-    from agents.ray_runner import RolloutWorker
+    from mobility_agents.oracle import OracleAgent
+    from mobility_agents.ray_runner import RolloutWorker
 
     ray.init(num_cpus=2, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
     try:

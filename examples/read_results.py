@@ -11,8 +11,8 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from agents.runner import read_results
-from rewards.scorecard import format_scorecard
+from mobility_agents.runner import read_results
+from mobility_rewards.scorecard import format_scorecard
 
 
 def main() -> None:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.rule import RuleAgent
+from mobility_agents.rule import RuleAgent
 from mobility_env.env import MobilityEnv
 from mobility_env.episode import SCENARIOS
 from mobility_env.synth import synthesize

@@ -18,7 +18,7 @@ from typing import Sequence
 from .errors import MobilityEnvError
 
 # Modules that contribute subcommands; each exposes register(subparsers).
-COMMAND_MODULES = ("mobility_env.cli", "mobility_env.synth.commands", "agents.commands", "rewards.commands")
+COMMAND_MODULES = ("mobility_env.cli", "mobility_env.synth.commands", "mobility_agents.commands", "mobility_rewards.commands")
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
@@ -74,11 +74,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tools.set_defaults(func=_cmd_tools)
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mobility-env")
+    except PackageNotFoundError:  # run from a checkout without installing
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mobility-env",
         description="Replay sandbox, Gymnasium env, scoring and baselines for route-planning LLM agents "
                     "(MobilityBench protocol).")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name in COMMAND_MODULES:
         try:

@@ -53,8 +53,8 @@ class EpisodeState:
     total_reward: float = 0.0
     rewards: list[float] = field(default_factory=list)
     metrics: dict[str, float] | None = None
-    verdict: Any = None  # rewards.verdict.Verdict: the checks behind DR and FPR, set when the episode ends
-    shaping: Any = None  # rewards.shaping.ShapingState: the step reward terms, accumulated
+    verdict: Any = None  # mobility_rewards.verdict.Verdict: the checks behind DR and FPR, set when the episode ends
+    shaping: Any = None  # mobility_rewards.shaping.ShapingState: the step reward terms, accumulated
 
 
 class MobilityEnv(gym.Env[str, Any]):
@@ -81,7 +81,7 @@ class MobilityEnv(gym.Env[str, Any]):
     ``type``: ``invalid_json``, ``invalid_action``, ``unknown_tool``, ``schema_error``,
     ``no_cached_result``, or ``episode_over`` (a step after the end).
 
-    **Rewards.** Per step, shaped terms from ``rewards.shaping.RewardShaper``: potential-based
+    **Rewards.** Per step, shaped terms from ``mobility_rewards.shaping.RewardShaper``: potential-based
     credit for newly covered required tools and gold atomic steps, and penalties for schema
     violations, redundant calls and errors. At the end, DR and the verified FPR terms. Each
     term is in ``info["reward_components"]``; weights via ``reward_weights=``. The gold
@@ -91,7 +91,7 @@ class MobilityEnv(gym.Env[str, Any]):
     actions (default 10, the paper's) were taken without finishing, scored with ``DR = 0``.
     The last step's ``info["metrics"]`` holds ``ID, IE, DEC_P, DEC_R, TS_P, TS_R, SC, PF, DR,
     FPR`` in [0, 1], ``info["verdict"]`` the verdict behind DR and FPR as a JSON-safe dict
-    (``rewards.verdict.Verdict.to_dict()``: ``version``, ``delivered``, ``passed``, ``reason``
+    (``mobility_rewards.verdict.Verdict.to_dict()``: ``version``, ``delivered``, ``passed``, ``reason``
     and ``checks``, each ``{name, expected, stated, passed, reason}``; rebuild it with
     ``Verdict.from_dict``) and ``info["trajectory"]`` the full record. The same three keys end
     a truncated episode and the info that ``abandon`` returns.
@@ -106,7 +106,7 @@ class MobilityEnv(gym.Env[str, Any]):
         data: built directory or official file; None = bundled synthetic set.
         max_steps: actions per episode before truncation (default 10).
         obs_format: ``"compact"`` or ``"raw"``.
-        reward_weights: mapping or ``rewards.shaping.RewardWeights``.
+        reward_weights: mapping or ``mobility_rewards.shaping.RewardWeights``.
         lookup_config: ``LookupConfig`` (fuzzy threshold, distance bound, global fallback).
         episode_ids: restrict sampling to these ids.
 
@@ -129,7 +129,7 @@ class MobilityEnv(gym.Env[str, Any]):
                  obs_format: str = "compact", reward_weights: Mapping[str, float] | Any = None,
                  lookup_config: LookupConfig | None = None, episode_ids: list[str] | None = None,
                  render_mode: str | None = None, store: EpisodeStore | None = None):
-        from rewards.shaping import RewardShaper, RewardWeights
+        from mobility_rewards.shaping import RewardShaper, RewardWeights
 
         if obs_format not in OBS_FORMATS:
             raise ValueError(f"obs_format must be one of {OBS_FORMATS}, got {obs_format!r}")
@@ -253,7 +253,7 @@ class MobilityEnv(gym.Env[str, Any]):
 
     def _close(self) -> dict[str, float]:
         """Score the episode (metrics and verdict, kept on the state); return the terminal reward terms."""
-        from rewards import score_episode
+        from mobility_rewards import score_episode
 
         state = self.state
         assert state is not None

@@ -1,4 +1,4 @@
-"""The files of a run directory, shared by the writer (``agents.runner``) and the readers
+"""The files of a run directory, shared by the writer (``mobility_agents.runner``) and the readers
 (``mobility-env eval/report/export``).
 
 ``results.jsonl`` and ``trajectories.jsonl`` are append-only: one JSON line per finished
@@ -6,7 +6,7 @@
 (and, with ``repair``, removed). A key may appear more than once only when a failed episode
 was re-run (``mobility-env run --resume --retry-failed``): the **last** line wins.
 
-A results line carries ``verdict`` (``rewards.verdict.Verdict.to_dict()``) since verdicts
+A results line carries ``verdict`` (``mobility_rewards.verdict.Verdict.to_dict()``) since verdicts
 were introduced; lines of older runs lack it (or hold ``null`` for a worker error) and read
 the same: readers treat a missing verdict as "not recorded", never as a failure.
 ``mobility-env eval`` writes its recomputed lines to ``eval_results.jsonl`` (same format)

@@ -21,7 +21,11 @@ from .replay_index import open_episodes_arrow
 from .sandbox import LookupConfig, Sandbox
 
 DATA_ENV_VAR = "MOBILITY_ENV_DATA"
-BUNDLED_DIR = Path(__file__).resolve().parent.parent / "datasets" / "default"
+# A wheel installs the bundled set as package data (mobility_env/_bundled/default); a checkout or an editable
+# install reads it from the repository's datasets/default.
+_INSTALLED_DIR = Path(__file__).resolve().parent / "_bundled" / "default"
+BUNDLED_DIR = _INSTALLED_DIR if (_INSTALLED_DIR / EPISODES_FILE).exists() else \
+    Path(__file__).resolve().parent.parent / "datasets" / "default"
 
 
 def default_data_path() -> Path:

@@ -1,9 +1,9 @@
 """Verified multi-dimensional scoring for MobilityBench trajectories.
 
 ``compute_metrics(episode, trajectory)`` returns ``ID, IE, DEC_P, DEC_R, TS_P, TS_R, SC, PF,
-DR, FPR`` (floats in [0, 1]); :mod:`rewards.shaping` turns the same definitions into
-per-step RL rewards; :mod:`rewards.scorecard` aggregates results into the paper's table;
-:mod:`rewards.audit` flags self-inconsistent gold; :mod:`rewards.commands` adds the
+DR, FPR`` (floats in [0, 1]); :mod:`mobility_rewards.shaping` turns the same definitions into
+per-step RL rewards; :mod:`mobility_rewards.scorecard` aggregates results into the paper's table;
+:mod:`mobility_rewards.audit` flags self-inconsistent gold; :mod:`mobility_rewards.commands` adds the
 ``eval``, ``report`` and ``audit`` CLI subcommands. Nothing is loaded at import time.
 """
 

@@ -1,6 +1,6 @@
 """Every claim an answer makes, read without looking at the evidence.
 
-The verifiers (:mod:`rewards.verify`, :mod:`rewards.verify_route`) compare *all* of these
+The verifiers (:mod:`mobility_rewards.verify`, :mod:`mobility_rewards.verify_route`) compare *all* of these
 with the replayed evidence — never just the first one — so an answer that states the right
 value and then a wrong one, or hedges between two, fails.
 
@@ -24,7 +24,7 @@ value and then a wrong one, or hedges between two, fails.
 * :func:`hedged_quantities` — two values for one quantity joined by 或/或者/还是/or, or a
   range (``12到15公里``, ``12-15 km``).
 
-Distances, durations and temperatures come from :mod:`rewards.units` (all of them, in order).
+Distances, durations and temperatures come from :mod:`mobility_rewards.units` (all of them, in order).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@
   verdict (and are counted in the output). ``results.jsonl`` itself is never rewritten.
 * ``mobility-env report RUN_DIR``: ``report.md``, ``report.json`` and per-family PNG charts
   from ``scorecard.json`` (or from the stored metrics when ``eval`` was not run), plus the
-  most frequent failing checks per scenario (:mod:`rewards.failures`) from the verdicts of
+  most frequent failing checks per scenario (:mod:`mobility_rewards.failures`) from the verdicts of
   ``eval_results.jsonl`` when ``eval`` wrote it, else of ``results.jsonl``.
 * ``mobility-env audit DATA [--json]``: list self-inconsistent gold labels.
 """

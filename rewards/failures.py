@@ -1,7 +1,7 @@
 """The most frequent failing checks of a run, per task scenario, from its verdicts.
 
 Each result record of a run (a ``results.jsonl`` line, or a line ``mobility-env eval`` wrote)
-carries ``verdict``: :meth:`rewards.verdict.Verdict.to_dict` of the episode. This module
+carries ``verdict``: :meth:`mobility_rewards.verdict.Verdict.to_dict` of the episode. This module
 counts, per task scenario, in how many episodes each named check failed:
 
 * a check counts **once per episode** when it failed in at least one of the episode's samples

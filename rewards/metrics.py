@@ -25,8 +25,8 @@ from ``trajectory.input_tokens``/``output_tokens`` (see :func:`token_usage`).
 
 Example::
 
-    >>> from rewards import compute_metrics
-    >>> from rewards.reference import gold_trajectory
+    >>> from mobility_rewards import compute_metrics
+    >>> from mobility_rewards.reference import gold_trajectory
     >>> compute_metrics(episode, gold_trajectory(episode))["FPR"]   # doctest: +SKIP
     1.0
 """

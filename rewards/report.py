@@ -2,7 +2,7 @@
 
 ``write_report(run_dir, scorecard, failing=None) -> ReportFiles`` writes ``report.md``,
 ``report.json`` and ``chart_<family>.png`` (a bar chart of the family's scenarios over the
-score columns). ``failing`` (a :func:`rewards.failures.failing_checks` result) adds the
+score columns). ``failing`` (a :func:`mobility_rewards.failures.failing_checks` result) adds the
 section "Most frequent failing checks" per task scenario to ``report.md`` and the key
 ``failing_checks`` to ``report.json``. The charts need the optional ``plot`` extra
 (``pip install -e ".[plot]"``); without it the report says so and the other files are

@@ -1,7 +1,7 @@
 """Aggregate per-episode results into the paper's table, per scenario, per family and overall.
 
 Input records are dicts with ``episode_id, task_scenario, intent_family, metrics`` (the
-scores of :func:`rewards.metrics.compute_metrics`), ``input_tokens, output_tokens`` and
+scores of :func:`mobility_rewards.metrics.compute_metrics`), ``input_tokens, output_tokens`` and
 optionally ``sample_index`` (several samples of one episode). Columns: the paper's, in its
 order, ``ID IE DEC-P DEC-R TS-P TS-R SC DR FPR IT OT``, then this project's ``PF`` and the
 extra metrics (:data:`EXTRA_COLUMNS`: ``CALL-NR`` = ``CALL_NR``). A paper metric missing from

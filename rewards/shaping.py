@@ -9,15 +9,15 @@ sum of every component.
 arguments the schema rejects, replays as a miss for every agent and is no target). A call
 **makes progress** on target ``i`` when all hold:
 
-1. it selects a tool (:mod:`rewards.tooluse`) and replayed successfully
+1. it selects a tool (:mod:`mobility_rewards.tooluse`) and replayed successfully
    (``CallRecord.succeeded``: no error, match not ``miss``);
 2. the recorded call that served it is target ``i``: ``entry_gold_index == i`` and
    ``entry_episode_id`` is this episode (or not recorded); a record without a gold index
-   counts as target ``i`` only when the identity (:func:`rewards.tooluse.call_identity`) of
+   counts as target ``i`` only when the identity (:func:`mobility_rewards.tooluse.call_identity`) of
    the served arguments equals target ``i``'s — so a recorded alternative, another episode's
    entry (global fallback) or a near miss serves no target;
 3. it has target ``i``'s tool, and for route tools the served route has target ``i``'s
-   travel mode (tool), canonical strategy set (:func:`rewards.slots.canonical_strategy_set`;
+   travel mode (tool), canonical strategy set (:func:`mobility_rewards.slots.canonical_strategy_set`;
    bus codes as text, default ``"0"``) and waypoint count — the served arguments are the
    recorded ``entry_arguments`` when the record has them, else the call's;
 4. target ``i`` was not reached by an earlier call.
@@ -27,9 +27,9 @@ Step components:
 * ``tool_coverage = w · (Φ_T(after) − Φ_T(before))``, ``Φ_T`` = the fraction of the targets'
   tools that some progress call used;
 * ``decomposition = w · (Φ_D(after) − Φ_D(before))``, ``Φ_D`` = the fraction of the targets
-  reached (each target is one gold atomic step, :func:`rewards.plan.call_step`);
+  reached (each target is one gold atomic step, :func:`mobility_rewards.plan.call_step`);
 * ``schema_violation`` (w per call failing SC), ``redundant_call`` (w per call that
-  :func:`rewards.tooluse.is_redundant` counts: a repeated identity or a tool the gold does not
+  :func:`mobility_rewards.tooluse.is_redundant` counts: a repeated identity or a tool the gold does not
   use), ``error`` (w per call that came back with an error other than a schema error:
   invalid JSON, unknown tool, replay miss — except a miss of a call whose identity is a gold
   call the sandbox cannot serve, which no agent can avoid).

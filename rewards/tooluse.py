@@ -1,6 +1,6 @@
 """Tool use: TS_P, TS_R (the paper's, over tool-name sets), CALL_NR (call level), SC, PF.
 
-Definitions used by the metrics *and* by :mod:`rewards.shaping` (one definition each):
+Definitions used by the metrics *and* by :mod:`mobility_rewards.shaping` (one definition each):
 
 * a call **selects** a tool when it names a registered tool and passes schema validation;
   a replay miss (``no_cached_result``) still counts as selecting the tool — TS is about

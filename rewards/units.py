@@ -11,7 +11,7 @@ both numeral systems:
 * temperatures: ``-4℃``, ``零下4度``, ``-9~-2℃``, ``-4°C`` -> degrees Celsius.
 
 Every parser returns a tuple of the values (cached per text) in the order they appear in the text; callers decide which
-one is "the reported value" (see :mod:`rewards.verify_route`). Clock times are recognised
+one is "the reported value" (see :mod:`mobility_rewards.verify_route`). Clock times are recognised
 first and masked, so ``11点23分`` is never read as a 23-minute duration.
 
 :func:`within_tolerance` is the paper's 5 % rule, with one documented leniency: a value

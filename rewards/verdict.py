@@ -10,7 +10,7 @@ so nobody has to re-run the scorer to learn why an answer failed::
     >>> Verdict.from_dict(v.to_dict()) == v
     True
 
-``passed`` is FPR before the DR gate: :func:`rewards.metrics.compute_metrics` scores
+``passed`` is FPR before the DR gate: :func:`mobility_rewards.metrics.compute_metrics` scores
 ``FPR = delivered and passed``. A verdict with no checks never passes (nothing verified).
 """
 

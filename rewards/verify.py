@@ -1,6 +1,6 @@
 """DR and FPR: was an answer delivered, and is every claim it makes true of the evidence?
 
-``verify_answer(episode, trajectory) -> Verdict`` (:mod:`rewards.verdict`): one verdict type
+``verify_answer(episode, trajectory) -> Verdict`` (:mod:`mobility_rewards.verdict`): one verdict type
 for every scenario, listing each check with what was expected, what was stated and why it
 failed. **Evidence comes only from the responses served in this trajectory**
 (``trajectory.calls[*].response``, with ``entry_arguments`` naming the recorded call that
@@ -13,7 +13,7 @@ found") and is not the query echoed back — and that rests on at least one succ
 the tool kind the scenario needs (the kind of the scenario's evidence call). Zero calls and a generic answer is not
 delivered.
 
-**FPR** = DR and every check passed. Route tasks: :mod:`rewards.verify_route`. Information tasks:
+**FPR** = DR and every check passed. Route tasks: :mod:`mobility_rewards.verify_route`. Information tasks:
 
 * **POI Query** — ``identifies_place``: the answer names a returned place by its full name
   (not merely a longer name that contains it: 北京大学 is not named by 北京大学第一医院), by its

@@ -11,13 +11,13 @@ correctly only by saying so (``route_index`` None) when the gold response is emp
 
 * the call that served the route (its *recorded* arguments, so a fuzzy/nearest match cannot
   pass on the agent's own): ``mode``, ``origin``, ``destination`` (within
-  :data:`rewards.tooluse.COORDINATE_TOLERANCE_M`), ``waypoints`` (same number, in order),
+  :data:`mobility_rewards.tooluse.COORDINATE_TOLERANCE_M`), ``waypoints`` (same number, in order),
   ``strategy`` (gold driving strategies among the call's; bus strategy code equal);
 * ``states_route_fact``: a planning answer states the chosen route's total distance or
   duration; Route Property answers the asked property (distance for 多远/距离/公里, time for
   多久); Arrival/Departure states the computed clock time (or the duration when no target
   time can be computed); ``names_lines``: a transit plan names every line it rides;
-* ``distances`` / ``durations``: *every* stated value agrees (5 %, :func:`rewards.units.within_tolerance`)
+* ``distances`` / ``durations``: *every* stated value agrees (5 %, :func:`mobility_rewards.units.within_tolerance`)
   with the chosen option's total — or, in a clause that describes a leg (步行/先/沿/换乘/walk/
   first …) and does not call itself the total (全程/总共/实际上/total …), with one of its legs
   or steps; ``hedge``: no value given as a range or as alternatives (``12到15公里``, ``12或20公里``);

@@ -61,11 +61,11 @@ from mobility_env.episode import Episode
 from mobility_env.geo import haversine_m
 from mobility_env.loaders import load_episodes
 from mobility_env.trajectory import CallRecord, FinishRecord, Trajectory
-from rewards import score_episode
-from rewards.audit import audit_episodes, blocking_episode_ids
-from rewards.evidence import (GeocodeFacts, Place, RouteOption, TrafficFacts, WeatherFacts, geocode_facts,
+from mobility_rewards import score_episode
+from mobility_rewards.audit import audit_episodes, blocking_episode_ids
+from mobility_rewards.evidence import (GeocodeFacts, Place, RouteOption, TrafficFacts, WeatherFacts, geocode_facts,
                               nearby_pois, places, route_options, traffic_facts, weather_facts)
-from rewards.reference import gold_calls_as_records, reference_answer
+from mobility_rewards.reference import gold_calls_as_records, reference_answer
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[1]

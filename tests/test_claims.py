@@ -1,10 +1,10 @@
-"""Claim extraction (rewards.claims): every claim, in both scripts, with negation and periods."""
+"""Claim extraction (mobility_rewards.claims): every claim, in both scripts, with negation and periods."""
 
 from hypothesis import given, settings, strategies as st
 
-from rewards.claims import (clock_claims, hedged_quantities, highway_claims, money_claims, normalize_answer,
+from mobility_rewards.claims import (clock_claims, hedged_quantities, highway_claims, money_claims, normalize_answer,
                             skips_waypoint, traffic_claims, weather_claims, weather_compatible, weather_labels_of)
-from rewards.units import parse_distances, parse_durations
+from mobility_rewards.units import parse_distances, parse_durations
 
 _CN = "零一二三四五六七八九"
 
@@ -85,7 +85,7 @@ def test_hostile_answers_end_as_failed_checks_not_errors():
     from pathlib import Path
 
     from mobility_env.loaders import load_episodes
-    from rewards import gold_trajectory, score_episode
+    from mobility_rewards import gold_trajectory, score_episode
 
     data = Path(__file__).resolve().parents[1] / "datasets" / "default"
     episodes = {e.task_scenario: e for e in load_episodes(data)}

@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mobility_env  # noqa: F401  (registers MobilityBench-v0)
-import rewards.metrics
+import mobility_rewards.metrics
 from mobility_env.env import MobilityEnv
 from mobility_env.observation import format_response
 
-METRIC_KEYS = set(rewards.metrics.METRIC_KEYS) | set(rewards.metrics.EXTRA_METRIC_KEYS)
+METRIC_KEYS = set(mobility_rewards.metrics.METRIC_KEYS) | set(mobility_rewards.metrics.EXTRA_METRIC_KEYS)
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +148,7 @@ def test_step_before_reset_raises_reset_needed(sample_csv):
 
 
 def test_finish_reports_metrics_and_trajectory(real_env, sample_episodes):
-    from agents.oracle import OracleAgent
+    from mobility_agents.oracle import OracleAgent
 
     episode = next(e for e in sample_episodes if e.task_scenario == "Weather Query")
     record = OracleAgent().run_episode(real_env, episode.episode_id)
@@ -160,7 +160,7 @@ def test_finish_reports_metrics_and_trajectory(real_env, sample_episodes):
 
 def test_oracle_return_is_maximal_against_deviations(real_env, sample_episodes):
     """Dropping, repeating or corrupting a gold call never beats the gold trajectory."""
-    from agents.oracle import OracleAgent
+    from mobility_agents.oracle import OracleAgent
 
     checked = 0
     for episode in sample_episodes[::7]:

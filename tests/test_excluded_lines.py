@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mobility_env.official import episode_from_row, is_line_name, parse_excluded_lines
-from rewards.audit import audit_episode, audit_episodes, blocking_episode_ids
+from mobility_rewards.audit import audit_episode, audit_episodes, blocking_episode_ids
 
 # ----------------------------------------------------------------------------- the official forms
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mobility_env.episode import SCENARIOS, SCENARIOS_BY_FAMILY
-from rewards.intent import SCENARIO_ALIASES, fold_label, intent_score, label_core
+from mobility_rewards.intent import SCENARIO_ALIASES, fold_label, intent_score, label_core
 
 RIGHT = [
     ("天气情况", "Weather Query"), ("天气查询", "Weather Query"), ("weather forecast", "Weather Query"),
@@ -21,7 +21,7 @@ RIGHT = [
     ("preference-constrained route planning", "Option-Constrained Route Planning"),
     ("preference-constrained route planning", "Route-Constrained Planning"),
     ("偏好约束路线规划", "Route-Constrained Planning"), ("偏好约束路线规划", "Option-Constrained Route Planning"),
-    ("Basic Route Planning", "Point-to-Point Planning"),  # paraphrases "route planning" (decision in rewards.intent)
+    ("Basic Route Planning", "Point-to-Point Planning"),  # paraphrases "route planning" (decision in mobility_rewards.intent)
 ]
 WRONG = [
     ("天气查询", "POI Query"), ("Weather Query", "Traffic Info Query"), ("附近搜索", "POI Query"),

@@ -8,12 +8,12 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from agents.base import Agent
-from agents.export import TRAJECTORY_SCHEMA, export_run
-from agents.oracle import OracleAgent
-from agents.ray_runner import run_ray
-from agents.rule import RuleAgent
-from agents.runner import RunConfig, read_results, run_local
+from mobility_agents.base import Agent
+from mobility_agents.export import TRAJECTORY_SCHEMA, export_run
+from mobility_agents.oracle import OracleAgent
+from mobility_agents.ray_runner import run_ray
+from mobility_agents.rule import RuleAgent
+from mobility_agents.runner import RunConfig, read_results, run_local
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.ray

@@ -9,10 +9,10 @@ import pytest
 
 from mobility_env.loaders import load_episodes
 from mobility_env.trajectory import Trajectory
-from rewards import compute_metrics, gold_trajectory
-from rewards.audit import audit_episodes, blocking_episode_ids
-from rewards.evidence import route_options
-from rewards.verify_route import is_route_tool, uses_excluded_line
+from mobility_rewards import compute_metrics, gold_trajectory
+from mobility_rewards.audit import audit_episodes, blocking_episode_ids
+from mobility_rewards.evidence import route_options
+from mobility_rewards.verify_route import is_route_tool, uses_excluded_line
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "mobilitybench" / "sample_dev.csv"
 pytestmark = pytest.mark.skipif(not SAMPLE.exists(), reason=f"real sample not found at {SAMPLE}")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rewards.commands import register
-from rewards.scorecard import build_scorecard, format_scorecard, pass_at_k, pass_hat_k
+from mobility_rewards.commands import register
+from mobility_rewards.scorecard import build_scorecard, format_scorecard, pass_at_k, pass_hat_k
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "mobilitybench" / "sample_dev.csv"
 
@@ -51,8 +51,8 @@ def test_aggregation_per_scenario_family_overall_with_samples_and_exclusion():
 
 
 def test_extra_metrics_come_after_the_papers_columns():
-    from rewards.metrics import EXTRA_METRIC_KEYS
-    from rewards.scorecard import COLUMNS
+    from mobility_rewards.metrics import EXTRA_METRIC_KEYS
+    from mobility_rewards.scorecard import COLUMNS
 
     assert COLUMNS[:11] == ("ID", "IE", "DEC-P", "DEC-R", "TS-P", "TS-R", "SC", "DR", "FPR", "IT", "OT")
     assert COLUMNS[11:] == ("PF", "CALL-NR") and EXTRA_METRIC_KEYS == ("CALL_NR",)
@@ -77,7 +77,7 @@ def _cli(argv):
 @pytest.mark.skipif(not SAMPLE.exists(), reason="real sample not available")
 def test_eval_report_audit_commands_on_a_run_dir(tmp_path, capsys):
     from mobility_env.loaders import load_episodes
-    from rewards import gold_trajectory
+    from mobility_rewards import gold_trajectory
 
     episodes = list(load_episodes(SAMPLE))[:12]
     results, transcripts = [], []

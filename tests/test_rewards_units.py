@@ -2,8 +2,8 @@
 
 from hypothesis import given, strategies as st
 
-from rewards.reference import format_clock, format_distance, format_duration
-from rewards.units import (Quantity, arabize, chinese_numeral_value, clock_difference, parse_clock_times,
+from mobility_rewards.reference import format_clock, format_distance, format_duration
+from mobility_rewards.units import (Quantity, arabize, chinese_numeral_value, clock_difference, parse_clock_times,
                            parse_distances, parse_durations, parse_temperatures, within_tolerance)
 
 

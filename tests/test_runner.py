@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from agents.oracle import OracleAgent
-from agents.runner import RunConfig, episode_seed, read_results, run_local
+from mobility_agents.oracle import OracleAgent
+from mobility_agents.runner import RunConfig, episode_seed, read_results, run_local
 from mobility_env.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 
 SLOW_RUN = """
 import sys, time
-from agents.oracle import OracleAgent
-from agents.runner import RunConfig, run_local
+from mobility_agents.oracle import OracleAgent
+from mobility_agents.runner import RunConfig, run_local
 
 class SlowOracle(OracleAgent):
     def play(self, session):
@@ -84,7 +84,7 @@ class _DownServerAgent(OracleAgent):
     name = "down"
 
     def play(self, session):
-        from agents.base import AgentFailure
+        from mobility_agents.base import AgentFailure
 
         raise AgentFailure("llm_unavailable", "model server down")
 

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from mobility_env.env import MobilityEnv
 from mobility_env.tools import TOOLS
-from rewards.audit import audit_episodes, blocking_episode_ids
-from rewards.reference import reference_finish
-from rewards.shaping import RewardWeights
-from rewards.tooluse import call_identity
+from mobility_rewards.audit import audit_episodes, blocking_episode_ids
+from mobility_rewards.reference import reference_finish
+from mobility_rewards.shaping import RewardWeights
+from mobility_rewards.tooluse import call_identity
 
 KINDS = ("gold", "drop", "repeat", "wrong_strategy", "wrong_mode", "junk")
 JUNK_ACTIONS = ("teleport", "{not json", "query_poi_without_keywords")

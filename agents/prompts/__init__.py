@@ -3,7 +3,7 @@
 Prompts are ``string.Template`` texts. :func:`render_prompt` fills the placeholders that
 must stay in sync with the scorer from their single source: ``$scenarios`` (the 11 task
 scenarios of :data:`mobility_env.episode.SCENARIOS`) and ``$plan_steps`` (the atomic step
-labels of :data:`rewards.plan.ATOMIC_STEPS`); callers supply the rest (``$query``, ``$tools``…).
+labels of :data:`mobility_rewards.plan.ATOMIC_STEPS`); callers supply the rest (``$query``, ``$tools``…).
 A placeholder left unfilled raises ``KeyError``, so a prompt never reaches a model half-made.
 """
 
@@ -32,7 +32,7 @@ def prompt_text(name: str, language: str) -> str:
 def render_prompt(name: str, language: str, **values: Any) -> str:
     """Prompt ``name`` in ``language`` with its placeholders filled (see module docstring)."""
     from mobility_env.episode import SCENARIOS
-    from rewards.plan import ATOMIC_STEPS
+    from mobility_rewards.plan import ATOMIC_STEPS
 
     defaults = {"scenarios": "\n".join(f"  - {s}" for s in SCENARIOS), "plan_steps": ", ".join(ATOMIC_STEPS)}
     return Template(prompt_text(name, language)).substitute({**defaults, **values}).strip()
