@@ -5,8 +5,16 @@ env: ``session.call(name, arguments)`` steps it with a tool call and returns the
 text; ``session.finish(answer, ...)`` ends the episode. Everything is recorded on the way
 (actions, observations, rewards, errors, token usage per role), so an agent never has to
 build its own transcript. An exception inside ``play`` (a model server that keeps failing,
-a context overflow) becomes a recorded failure of that episode, never a crashed run:
-``run_episode`` abandons the episode (scored with DR = 0) and returns the record.
+a context overflow, an agent bug) becomes a recorded failure of that episode, never a crashed
+run: ``run_episode`` abandons the episode (scored with DR = 0) and returns the record. The one
+exception is :class:`FatalAgentError` (e.g. ``mobility_agents.llm.EndpointDown``: the model
+endpoint is gone, so every further episode would fail too): ``run_episode`` abandons the
+episode and lets it through, and the runner stops the run, keeping what it wrote.
+
+Before the first episode a runner calls ``agent.preflight()``: a no-op here, one cheap
+request to the model server for the LLM agents (a typed error if it cannot serve the run).
+An agent with ``episode_timeout_s`` set gets ``session.deadline`` (a ``time.monotonic()``
+instant) and ends the episode as a recorded ``deadline`` failure once it passes.
 """
 
 from __future__ import annotations
@@ -18,14 +26,59 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mobility_env.env import MobilityEnv
+from mobility_env.errors import MobilityEnvError
 
 
 class AgentFailure(Exception):
-    """An agent could not go on (e.g. the model server kept failing). Recorded, not raised."""
+    """An agent could not go on with this episode (e.g. the model server kept failing).
 
-    def __init__(self, kind: str, message: str):
+    Recorded as the episode's ``failure`` ``{"type": kind, "message": ...}``, not raised out
+    of ``run_episode``. ``transcript`` holds messages to add to the episode's trajectory
+    (e.g. an over-long reply, cut to size) so the record shows what went wrong.
+    """
+
+    def __init__(self, kind: str, message: str, *, transcript: list[dict[str, Any]] | None = None):
         self.kind = kind
+        self.transcript = list(transcript or [])
         super().__init__(message)
+
+    def __reduce__(self):  # picklable for Ray, whose tasks carry exceptions between processes
+        return (_rebuild_failure, (type(self), self.kind, str(self), self.transcript))
+
+
+def _rebuild_failure(cls: type, kind: str, message: str, transcript: list[dict[str, Any]]) -> "AgentFailure":
+    return cls(kind, message, transcript=transcript)
+
+
+class FatalAgentError(MobilityEnvError):
+    """No further episode of this run can succeed (e.g. the model endpoint is down).
+
+    Raised from ``play`` (or ``preflight``); ``run_episode`` abandons the env episode and
+    lets it through instead of recording a failure, so the runner can stop the run, keep
+    the results already written and exit non-zero with this message.
+    """
+
+
+@dataclass
+class ModelCallStats:
+    """What talking to the model cost one episode (``result["model_calls"]``).
+
+    ``requests``: HTTP requests sent (retries and the cut-off retry included);
+    ``retries``: requests that repeated a failed one (transport failure, 5xx, 429);
+    ``timeouts``: requests abandoned at their wall-clock deadline;
+    ``cutoffs``: replies that stopped at ``max_tokens`` (``finish_reason == "length"``);
+    ``wall_s``: seconds spent in model requests and retry backoff.
+    """
+
+    requests: int = 0
+    retries: int = 0
+    timeouts: int = 0
+    cutoffs: int = 0
+    wall_s: float = 0.0
+
+    def to_record(self) -> dict[str, Any]:
+        return {"requests": self.requests, "retries": self.retries, "timeouts": self.timeouts,
+                "cutoffs": self.cutoffs, "wall_s": round(self.wall_s, 4)}
 
 
 @dataclass
@@ -51,6 +104,8 @@ class EpisodeSession:
     terminated: bool = False
     truncated: bool = False
     final_info: dict[str, Any] | None = None
+    deadline: float | None = None  # time.monotonic() instant the episode must end by, if any
+    model_calls: ModelCallStats = field(default_factory=ModelCallStats)
 
     @property
     def query(self) -> str:
@@ -102,13 +157,26 @@ class EpisodeSession:
 
 
 class Agent:
-    """Base class. Subclasses set ``name`` and implement ``play(session)``."""
+    """Base class. Subclasses set ``name`` and implement ``play(session)``.
+
+    ``episode_timeout_s`` (None: no limit) bounds the wall-clock time of one episode; agents
+    that wait on something slow (a model server) set it and honour ``session.deadline``.
+    """
 
     name = "agent"
     model: str | None = None
+    episode_timeout_s: float | None = None
 
     def play(self, session: EpisodeSession) -> None:
         raise NotImplementedError
+
+    def preflight(self) -> dict[str, Any] | None:
+        """Check, before any episode, that the agent can run at all; None when nothing to check.
+
+        The runner always calls it. Raises a :class:`FatalAgentError` when the run cannot
+        succeed (LLM agents: unreachable endpoint, rejected key, not an OpenAI server).
+        """
+        return None
 
     def run_episode(self, env: MobilityEnv, episode_id: str, *, seed: int | None = None,
                     sample_index: int = 0) -> dict[str, Any]:
@@ -116,18 +184,29 @@ class Agent:
 
         ``result`` is the results.jsonl line (episode_id, sample_index, task_scenario,
         intent_family, metrics, verdict, input_tokens, output_tokens, total_reward, steps,
-        failure...); ``verdict`` is the env's terminal ``info["verdict"]`` (every check behind
-        DR and FPR, ``mobility_rewards.verdict.Verdict.to_dict()``);
+        failure, model_calls...); ``verdict`` is the env's terminal ``info["verdict"]`` (every
+        check behind DR and FPR, ``mobility_rewards.verdict.Verdict.to_dict()``);
+        ``model_calls`` is :class:`ModelCallStats` (all zero for agents without a model);
         ``trajectory`` the full transcript for trajectories.jsonl.
+
+        Raises :class:`FatalAgentError` from ``play`` (after abandoning the env episode);
+        every other exception becomes ``result["failure"]``.
         """
         started = time.perf_counter()
         obs, info = env.reset(seed=seed, options={"episode_id": episode_id})
         session = EpisodeSession(env=env, observation=obs, info=info)
+        if self.episode_timeout_s is not None:
+            session.deadline = time.monotonic() + self.episode_timeout_s
         failure = None
         try:
             self.play(session)
+        except FatalAgentError as exc:  # the run cannot go on: leave the env clean, let it through
+            if not session.done:
+                env.abandon(reason=type(exc).__name__)
+            raise
         except AgentFailure as exc:
             failure = {"type": exc.kind, "message": str(exc)}
+            session.messages.extend(exc.transcript)
         except Exception as exc:  # an agent bug is this episode's failure, not the run's
             failure = {"type": type(exc).__name__, "message": str(exc)[:500],
                        "traceback": traceback.format_exc(limit=5)[-2000:]}
@@ -144,6 +223,7 @@ class Agent:
             "output_tokens": session.output_tokens, "usage_by_role": session.usage,
             "total_reward": float(sum(rewards)), "steps": len(session.steps),
             "terminated": session.terminated, "truncated": session.truncated, "failure": failure,
+            "model_calls": session.model_calls.to_record(),
             "seed": seed, "elapsed_s": round(time.perf_counter() - started, 4),
         }
         trajectory = {

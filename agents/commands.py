@@ -11,7 +11,19 @@ from mobility_env.errors import ConfigError
 AGENTS = ("rule", "oracle", "react", "plan-execute")
 
 
-def agent_factory(args: argparse.Namespace) -> Callable[[], Any]:
+#: LLMConfig fields that change what a run measures (compared on --resume); transport
+#: settings (URL, key, timeouts, retries) may change between sessions of one run.
+LLM_IDENTITY_FIELDS = ("model", "role_models", "temperature", "max_tokens", "max_steps", "language", "tool_mode",
+                       "tool_choice", "seed", "extra_body")
+
+
+def _llm_config(args: argparse.Namespace) -> Any:
+    from .llm import LLMConfig
+
+    return LLMConfig.from_sources(args=args, models_file=args.models_file, preset=args.preset)
+
+
+def agent_factory(args: argparse.Namespace, llm_config: Any = None) -> Callable[[], Any]:
     """A zero-argument constructor for the chosen agent (each worker builds its own)."""
     if args.agent == "rule":
         from .rule import RuleAgent
@@ -21,9 +33,7 @@ def agent_factory(args: argparse.Namespace) -> Callable[[], Any]:
         from .oracle import OracleAgent
 
         return OracleAgent
-    from .llm import LLMConfig
-
-    config = LLMConfig.from_sources(args=args, models_file=args.models_file, preset=args.preset)
+    config = llm_config if llm_config is not None else _llm_config(args)
     if args.agent == "react":
         from .react import ReActAgent
 
@@ -33,24 +43,39 @@ def agent_factory(args: argparse.Namespace) -> Callable[[], Any]:
     return lambda: PlanExecuteAgent(config)
 
 
+def run_identity_of(args: argparse.Namespace, llm_config: Any) -> dict[str, Any]:
+    """The agent part of the run's identity (``run.json``): agent name and LLM settings, no secrets."""
+    if llm_config is None:
+        return {"agent": args.agent}
+    llm = {name: getattr(llm_config, name) for name in LLM_IDENTITY_FIELDS if hasattr(llm_config, name)}
+    return {"agent": args.agent, "model": llm.get("model"), "llm": llm}
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from mobility_rewards.scorecard import format_scorecard
 
     from .runner import RunConfig, default_out_dir, run_local
 
-    if args.samples_per_episode < 1 or args.workers < 1 or args.concurrency < 1:
-        raise ConfigError("--samples-per-episode, --workers and --concurrency must be at least 1")
+    for option in ("samples_per_episode", "workers", "concurrency", "max_steps", "limit"):
+        value = getattr(args, option)
+        if value is not None and value < 1:
+            raise ConfigError(f"--{option.replace('_', '-')} must be at least 1, got {value}")
     if args.resume and args.out is None:
         raise ConfigError("--resume needs the --out directory of the run to continue")
-    if args.retry_failed and not args.resume:
-        raise ConfigError("--retry-failed only makes sense with --resume")
+    if (args.retry_failed or args.force_resume) and not args.resume:
+        raise ConfigError("--retry-failed and --force-resume only make sense with --resume")
+    if args.address and args.backend != "ray":
+        raise ConfigError("--address joins a Ray cluster: use it with --backend ray")
+    llm_config = None if args.agent in ("rule", "oracle") else _llm_config(args)
+    factory = agent_factory(args, llm_config)
     out = args.out or default_out_dir(args.agent, args.data)
     env_kwargs: dict[str, Any] = {"max_steps": args.max_steps, "obs_format": args.obs_format}
     config = RunConfig(out_dir=Path(out), data=args.data, episode_ids=args.episode, scenarios=args.scenario,
                        limit=args.limit, samples_per_episode=args.samples_per_episode, seed=args.seed,
-                       resume=args.resume, retry_failed=args.retry_failed, workers=args.workers, progress=not args.no_progress,
-                       env_kwargs=env_kwargs, meta={"agent": args.agent, "model": args.model, "backend": args.backend})
-    factory = agent_factory(args)
+                       resume=args.resume, retry_failed=args.retry_failed, force_resume=args.force_resume,
+                       workers=args.workers, progress=not args.no_progress, env_kwargs=env_kwargs,
+                       meta={"agent": args.agent, "model": args.model, "backend": args.backend},
+                       identity=run_identity_of(args, llm_config), log=lambda line: print(line, flush=True))
     if args.backend == "ray":
         from .ray_runner import run_ray
 
@@ -59,25 +84,40 @@ def _cmd_run(args: argparse.Namespace) -> int:
         records = run_local(factory, config)
     print(format_scorecard(records))
     failures = sum(1 for r in records if r.get("failure"))
-    print(f"\n{len(records)} episode result(s) in {out}/results.jsonl" + (f"; {failures} recorded failure(s)" if failures else ""))
+    print(f"\n{len(records)} episode result(s) in {out}/results.jsonl"
+          + (f"; {failures} recorded failure(s)" if failures else ""))
     return 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     run = subparsers.add_parser(
         "run", help="run an agent over episodes and print the scorecard (default: rule agent, bundled data)",
-        description="Run an agent over episodes. Writes OUT/results.jsonl (one line per finished episode, flushed), "
-                    "OUT/trajectories.jsonl (messages, tool calls, observations, rewards) and OUT/run.json, then "
-                    "prints the paper's scorecard. With no arguments: the rule agent on the bundled synthetic set, offline.")
+        description="Run an agent over episodes. Prints what was loaded (counts of loaded, repaired and rejected "
+                    "rows, the first rejections), writes OUT/results.jsonl (one line per finished episode, flushed), "
+                    "OUT/trajectories.jsonl (messages, tool calls, observations, rewards) and OUT/run.json (agent, "
+                    "model, data and its fingerprint, load report, settings, sessions), then prints the paper's "
+                    "scorecard. OUT is locked while the run writes (a second run on it stops at once). With no "
+                    "arguments: the rule agent on the bundled synthetic set, offline.",
+        epilog="Exit status: 0 done; 2 bad input (paths, options, a --resume that would mix runs); 3 the run "
+               "stopped because the model endpoint is down or refuses the run (results so far are kept: fix it "
+               "and --resume); "
+               "130/143 interrupted by Ctrl-C/SIGTERM (results so far are kept).")
     run.add_argument("--agent", choices=AGENTS, default="rule", help="agent to run (default: rule)")
     run.add_argument("--data", help="built directory or official CSV/XLSX/JSONL (default: bundled synthetic set)")
     run.add_argument("--out", type=Path, help="run directory (default: runs/AGENT-DATA-TIMESTAMP)")
-    run.add_argument("--resume", action="store_true", help="continue the run in --out, skipping finished episodes")
+    run.add_argument("--resume", action="store_true",
+                     help="continue the run in --out, skipping finished episodes (lines cut by a crash are repaired); "
+                          "refused when the agent, model, data, seed or settings differ from the run's")
+    run.add_argument("--force-resume", action="store_true",
+                     help="with --resume: continue even though the agent, model, data, seed or settings differ from "
+                          "the run's (refused otherwise, so two runs never mix silently); the session is recorded "
+                          "in run.json")
     run.add_argument("--retry-failed", action="store_true",
                      help="with --resume: also re-run episodes whose result is a recorded failure (e.g. the model "
                           "server was down); the new line is appended and readers keep the last one")
     run.add_argument("--limit", type=int, help="run at most this many episodes")
-    run.add_argument("--scenario", action="append", help="only this task scenario (repeatable), e.g. 'Weather Query'")
+    run.add_argument("--scenario", action="append",
+                     help="only this task scenario (repeatable), e.g. 'Weather Query'; an unknown name lists the valid ones")
     run.add_argument("--episode", action="append", help="only this episode id (repeatable)")
     run.add_argument("--samples-per-episode", type=int, default=1, help="samples per episode, for pass^k and RL groups")
     run.add_argument("--seed", type=int, default=0, help="run seed (per-episode seeds derive from it)")
@@ -85,14 +125,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--obs-format", choices=("compact", "raw"), default="compact", help="observation format")
     run.add_argument("--backend", choices=("local", "ray"), default="local", help="where episodes run")
     run.add_argument("--workers", type=int, default=1, help="parallel workers (threads locally, actors on Ray)")
-    run.add_argument("--address", help="Ray cluster address to join (default: start a local one)")
+    run.add_argument("--address", help="Ray cluster address to join (default: start a local cluster for this run, "
+                                       "bound to 127.0.0.1 and stopped when the run ends)")
     run.add_argument("--concurrency", type=int, default=1,
                      help="episodes in flight per Ray worker (threads; raise it for LLM-bound agents)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     llm = run.add_argument_group("LLM agents (react, plan-execute)")
     llm.add_argument("--model", help="model name (or OPENAI_MODEL; default: the server's only model)")
     llm.add_argument("--base-url", help="OpenAI-compatible endpoint (or OPENAI_BASE_URL)")
-    llm.add_argument("--api-key", help="API key (or OPENAI_API_KEY)")
+    llm.add_argument("--api-key", help="API key; visible in `ps`: prefer OPENAI_API_KEY, --api-key-env or --api-key-file")
+    llm.add_argument("--api-key-env", metavar="VAR", help="read the API key from this environment variable")
+    llm.add_argument("--api-key-file", type=Path, metavar="PATH", help="read the API key from this file")
     llm.add_argument("--models-file", type=Path, help="TOML file of named model presets")
     llm.add_argument("--preset", help="preset name in --models-file")
     llm.add_argument("--temperature", type=float, help="sampling temperature (default 0.1)")
@@ -100,7 +143,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     llm.add_argument("--language", choices=("zh", "en"), help="prompt language (default zh)")
     llm.add_argument("--tool-mode", choices=("native", "json"),
                      help="native function calling (default) or JSON-in-text for servers without tool support")
-    llm.add_argument("--timeout", type=float, help="seconds per model request (default 60)")
+    llm.add_argument("--timeout", type=float,
+                     help="wall-clock deadline per model request: connect, headers and body (default 300)")
+    llm.add_argument("--episode-timeout", type=float,
+                     help="wall-clock deadline per episode; past it the episode fails as `deadline` (default 1800)")
+    llm.add_argument("--tool-choice", choices=("auto", "required", "none"),
+                     help="tool_choice sent in native mode (default auto; some servers drop tools without it)")
     llm.add_argument("--max-retries", type=int, help="retries on 429/5xx/timeouts, with exponential backoff (default 4)")
     for role in ("planner", "worker", "reporter"):
         llm.add_argument(f"--{role}-model", help=f"model of the Plan-and-Execute {role} (default: --model)")
@@ -115,8 +163,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
+    from mobility_env.runfiles import existing_run_dir
+
     from .export import export_run
 
-    out = export_run(args.run_dir, args.out or args.run_dir / "trajectories.parquet")
+    run_dir = existing_run_dir(args.run_dir)
+    out = export_run(run_dir, args.out or run_dir / "trajectories.parquet")
     print(f"wrote {out}")
     return 0

@@ -25,6 +25,11 @@ verdict             JSON of the verdict behind DR/FPR (``Verdict.to_dict()``: ev
 failed_checks       names of the verdict's failed checks (empty when it passed), or null
 ==================  =====================================================================
 
+The file's schema metadata ``mobility_env.run`` holds the run's ``run.json`` (agent, model,
+data path and fingerprint, seed, settings), so an exported file says where it came from.
+Text is stored as valid UTF-8: a lone surrogate a model produced (a cut emoji) becomes
+U+FFFD. The file is written atomically (a failed export leaves no half-written file).
+
 Load with ``pyarrow.parquet.read_table(path)`` or ``datasets.load_dataset("parquet",
 data_files=path)``.
 """
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +46,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mobility_env.errors import ConfigError
+from mobility_env.runfiles import (RESULTS_FILE, TRAJECTORIES_FILE, clean_strings, json_text, read_jsonl,
+                                   read_results, read_run_info, record_key)
 
-from mobility_env.runfiles import RESULTS_FILE, TRAJECTORIES_FILE, read_jsonl, read_results, record_key
+RUN_METADATA_KEY = b"mobility_env.run"
 
 TURN_TYPE = pa.struct([("role", pa.string()), ("content", pa.string()), ("tool_name", pa.string()), ("reward", pa.float64())])
 TRAJECTORY_SCHEMA = pa.schema([
@@ -90,10 +98,13 @@ def _turns_and_prompt(trajectory: dict[str, Any]) -> tuple[list[dict[str, Any]],
 def export_run(run_dir: str | Path, out_path: str | Path) -> Path:
     """Write ``out_path`` (Parquet) from ``run_dir``'s results and trajectories."""
     run_dir, out_path = Path(run_dir), Path(out_path)
+    if out_path.is_dir():
+        raise ConfigError(f"--out {out_path} is a directory; give the .parquet file to write")
     results = read_results(run_dir / RESULTS_FILE)
     if not results:
         raise ConfigError(f"{run_dir / RESULTS_FILE}: no results to export")
-    trajectories = {record_key(item): item for item in read_jsonl(run_dir / TRAJECTORIES_FILE)}
+    run_info = read_run_info(run_dir) or {}
+    trajectories = {record_key(item): item for item in read_jsonl(run_dir / TRAJECTORIES_FILE) if "episode_id" in item}
     latest = {record_key(r): r for r in results}
     advantages = group_advantages({k: float(r.get("total_reward", 0.0)) for k, r in latest.items()})
     rows = []
@@ -115,5 +126,12 @@ def export_run(run_dir: str | Path, out_path: str | Path) -> Path:
             [str(c.get("name")) for c in verdict.get("checks") or [] if not c.get("passed")],
         })
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(rows, schema=TRAJECTORY_SCHEMA), out_path, compression="zstd")
+    table = pa.Table.from_pylist(clean_strings(rows), schema=TRAJECTORY_SCHEMA)
+    table = table.replace_schema_metadata({RUN_METADATA_KEY: json_text(clean_strings(run_info)).encode("utf-8")})
+    partial = out_path.with_name(f".{out_path.name}.{os.getpid()}.tmp")
+    try:
+        pq.write_table(table, partial, compression="zstd")
+        os.replace(partial, out_path)
+    finally:
+        partial.unlink(missing_ok=True)
     return out_path

@@ -1,27 +1,57 @@
-"""Talking to an OpenAI-compatible chat-completions server: configuration and a retrying client.
+"""Talking to an OpenAI-compatible chat-completions server: configuration and a guarded client.
 
 :class:`LLMConfig` holds every knob of the LLM baselines (paper defaults: temperature 0.1,
 max_tokens 8192, at most 10 steps) and is assembled by :meth:`LLMConfig.from_sources` from
 command-line arguments, a TOML models file of named presets, and the ``OPENAI_*``
 environment variables. :class:`LLMClient` sends one chat-completions request through the
 ``openai`` package and returns an :class:`LLMReply` (the assistant message, its tool calls
-and the token usage), with our own retry loop:
+and the token usage). What a slow, dead or misbehaving server can do to a run is bounded:
 
-* 408, 409, 429 (honouring ``Retry-After``), 5xx, timeouts and connection errors are retried
+* **deadlines.** Each request has a wall-clock deadline (``timeout_s``) covering connect,
+  headers and body: at the deadline the client shuts the request's socket down, so a server
+  that never answers or trickles one byte every few seconds is abandoned on time (a
+  per-read timeout never fires on a trickle). Each episode has one too
+  (``episode_timeout_s``): once it passes, the episode ends as a recorded ``deadline``
+  failure. Connecting is bounded by ``connect_timeout_s``;
+* **retries.** 408, 409, 429 (honouring ``Retry-After``), 5xx, timeouts, connection errors
+  and replies that are not a chat completion (a non-JSON body, no ``choices``) are retried
   with exponential backoff (``backoff_s`` doubling, capped at ``backoff_max_s``); after
-  ``max_retries`` retries the episode fails with ``AgentFailure("llm_unavailable")``;
-* a 4xx whose message says the prompt is longer than the model's context fails with
-  ``AgentFailure("context_overflow")`` at once (retrying cannot help);
-* any other 4xx (bad key, unknown model, tools unsupported) fails with
-  ``AgentFailure("llm_request_rejected")``.
+  ``max_retries`` retries the episode fails with ``llm_unavailable`` (``llm_bad_response``
+  when the last reply was unreadable);
+* **circuit breaker.** After ``breaker_failures`` consecutive transport-level failures
+  (connection refused or reset, timeouts, 5xx, unreadable replies; across requests and
+  episodes, reset by any answer) the client raises :class:`EndpointDown` instead of retrying:
+  a :class:`~mobility_agents.base.FatalAgentError`, so the runner stops the run. 429s do not
+  count (the server is up);
+* **rejections.** A 4xx whose message says the prompt is longer than the model's context
+  fails the episode with ``context_overflow`` at once; 401 (bad key) raises
+  :class:`EndpointRejected` (fatal: no episode can succeed); any other 4xx fails the episode
+  with ``llm_request_rejected``;
+* **size cap.** A reply whose content or tool-call arguments exceed ``max_reply_chars`` fails
+  the episode with ``reply_too_large``; what is recorded is cut to the cap. The HTTP body is
+  never read past ``8 * max_reply_chars + 64 KiB`` bytes, so a 5 MB reply is neither stored
+  nor held whole;
+* **cut-off replies.** A reply with ``finish_reason == "length"`` is never used (not
+  executed, never the final answer): the request is sent once more with a note asking for a
+  shorter reply; a second cut-off in a row ends the episode as ``truncated_reply``. The
+  discarded reply stays in the trajectory, flagged ``"discarded": "cut_off"``;
+* **preflight.** :meth:`LLMClient.preflight` sends one 1-token request per model before a
+  run and raises :class:`EndpointDown` (unreachable, silent, 5xx), :class:`EndpointRejected`
+  (401/403, unknown model, tools refused) or :class:`EndpointProtocolError` (the reply is not
+  an OpenAI chat completion).
 
-**Tool modes.** ``native`` sends the env's tool list as ``tools=`` and reads
-``message.tool_calls``. ``json`` is for servers without function calling: no ``tools=`` is
-sent; the tool list and a one-call-per-reply JSON protocol are appended to the system
-prompt; the model writes ``{"name": ..., "arguments": {...}}`` in its text, which the client
-turns into tool calls. Agents keep one conversation format either way (assistant
-``tool_calls`` + ``tool`` messages); the client renders it for the wire (tool results become
-user "Observation" messages in ``json`` mode).
+**Keys** come from ``OPENAI_API_KEY``, from the environment variable a preset names
+(``api_key_env``) or from a key file (``api_key_file``), never from the models file itself.
+``repr()`` of configs and clients masks the key, :meth:`LLMConfig.redacted` leaves it out, and
+error text that echoes it is masked.
+
+**Tool modes.** ``native`` sends the env's tool list as ``tools=`` with ``tool_choice``
+(default ``"auto"``) and reads ``message.tool_calls``. ``json`` is for servers without
+function calling: no ``tools=`` is sent; the tool list and a one-call-per-reply JSON protocol
+are appended to the system prompt; the model writes ``{"name": ..., "arguments": {...}}`` in
+its text, which the client turns into tool calls. Agents keep one conversation format either
+way (assistant ``tool_calls`` + ``tool`` messages); the client renders it for the wire (tool
+results become user "Observation" messages in ``json`` mode).
 
 Example models file (``--models-file models.toml --preset qwen-local``)::
 
@@ -30,8 +60,10 @@ Example models file (``--models-file models.toml --preset qwen-local``)::
     [presets.qwen-local]
     model = "Qwen/Qwen3-32B"
     base_url = "http://127.0.0.1:8000/v1"
-    api_key_env = "VLLM_API_KEY"          # the key stays in the environment, not in the file
+    api_key_env = "VLLM_API_KEY"          # or api_key_file = "~/.config/vllm.key"; never the key
     tool_mode = "native"
+    timeout_s = 300                       # per request, wall clock
+    episode_timeout_s = 1800
     extra_body = { chat_template_kwargs = { enable_thinking = false } }
 
     [presets.qwen-local.roles]            # per-role models for Plan-and-Execute
@@ -43,21 +75,26 @@ Example models file (``--models-file models.toml --preset qwen-local``)::
 from __future__ import annotations
 
 import email.utils
+import functools
 import json
 import os
 import re
+import socket
 import threading
 import time
+import urllib.request
+import weakref
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from mobility_env.errors import ConfigError
 
-from .base import AgentFailure
+from .base import AgentFailure, FatalAgentError, ModelCallStats
 
 LANGUAGES = ("zh", "en")
 TOOL_MODES = ("native", "json")
+TOOL_CHOICES = ("auto", "required", "none")
 ROLES = ("react", "planner", "worker", "reporter")
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 # Keys a chat message may carry on the wire; anything else (our bookkeeping) is dropped.
@@ -70,6 +107,40 @@ _CONTEXT_OVERFLOW = re.compile(
 _THINK_BLOCK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
 _TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+_BODY_SLACK_BYTES = 64 * 1024
+# The preflight's tool: proves the server takes ``tools`` + ``tool_choice`` (vLLM without a
+# tool parser refuses them) at the cost of a few prompt tokens.
+_PREFLIGHT_TOOL = {"type": "function", "function": {
+    "name": "ping", "description": "Connectivity check; never needs to be called.",
+    "parameters": {"type": "object", "properties": {}}}}
+
+
+# --------------------------------------------------------------------------- errors
+class EndpointError(FatalAgentError):
+    """The model endpoint cannot serve this run (base of the three below); stops the run."""
+
+    def __init__(self, message: str, *, base_url: str | None = None):
+        self.base_url = base_url
+        super().__init__(message)
+
+    def __reduce__(self):  # keep ``base_url`` through pickling (Ray)
+        return (_rebuild_endpoint_error, (type(self), str(self), self.base_url))
+
+
+def _rebuild_endpoint_error(cls: type, message: str, base_url: str | None) -> "EndpointError":
+    return cls(message, base_url=base_url)
+
+
+class EndpointDown(EndpointError):
+    """Unreachable, silent or failing (5xx) endpoint: preflight, or the circuit breaker opened."""
+
+
+class EndpointRejected(EndpointError):
+    """The endpoint refuses the run: bad key (401/403), unknown model, or options it does not take."""
+
+
+class EndpointProtocolError(EndpointError):
+    """The endpoint answered, but not with an OpenAI chat completion (found by preflight)."""
 
 
 # --------------------------------------------------------------------------- configuration
@@ -82,6 +153,26 @@ class LLMConfig:
     (``react``, ``planner``, ``worker``, ``reporter``). ``extra_body`` is merged into every
     request (server-specific options, e.g. vLLM's ``chat_template_kwargs``). ``max_steps``
     bounds the model turns of an episode; the env's own ``max_steps`` bounds its actions.
+
+    Limits and why these defaults (local servers are slow; see the module docstring):
+
+    * ``timeout_s = 300``: wall-clock deadline of one request. A non-streamed reply arrives
+      only when generation ends, and a full ``max_tokens = 8192`` reply at ~30 tokens/s (a
+      30B-class model on one GPU serving a batch) takes ~270 s: a shorter deadline would
+      cut, then retry, replies that were on their way;
+    * ``connect_timeout_s = 10``: a live server, even a busy local one, accepts a connection
+      in milliseconds; waiting longer only delays "unreachable";
+    * ``episode_timeout_s = 1800`` (None: no limit): six full-length replies; a normal
+      episode needs a few short ones, so this only ends episodes that are stuck;
+    * ``preflight_timeout_s = 60``: a 1-token request needs no long generation; a server
+      still loading its model fails the preflight with a clear message instead of stalling;
+    * ``breaker_failures = 8``: more than one request's whole retry budget (``max_retries``
+      4 = 5 attempts), so one flaky request costs only its episode, while an endpoint that
+      stays down stops the run during the next request;
+    * ``max_reply_chars = 262144`` (256 Ki characters): far above any real answer or tool
+      call (``max_tokens`` 8192 is ~40 K characters), small enough to store.
+
+    ``api_key`` is the resolved secret: ``repr()`` masks it, :meth:`redacted` omits it.
     """
 
     model: str | None = None
@@ -90,12 +181,18 @@ class LLMConfig:
     temperature: float = 0.1
     max_tokens: int = 8192
     max_steps: int = 10
-    timeout_s: float = 60.0
+    timeout_s: float = 300.0
+    connect_timeout_s: float = 10.0
+    episode_timeout_s: float | None = 1800.0
+    preflight_timeout_s: float = 60.0
     max_retries: int = 4
     backoff_s: float = 0.5
     backoff_max_s: float = 30.0
+    breaker_failures: int = 8
+    max_reply_chars: int = 262_144
     language: str = "zh"
     tool_mode: str = "native"
+    tool_choice: str = "auto"
     role_models: dict[str, str] = field(default_factory=dict)
     seed: int | None = None
     extra_body: dict[str, Any] = field(default_factory=dict)
@@ -107,22 +204,30 @@ class LLMConfig:
         if self.tool_mode not in TOOL_MODES:
             problems.append(f"tool_mode must be one of {TOOL_MODES}, got {self.tool_mode!r} "
                             "(use 'json' for servers without function calling)")
+        if self.tool_choice not in TOOL_CHOICES:
+            problems.append(f"tool_choice must be one of {TOOL_CHOICES}, got {self.tool_choice!r}")
         if not (isinstance(self.temperature, (int, float)) and 0 <= self.temperature <= 2):
             problems.append(f"temperature must be a number in [0, 2], got {self.temperature!r}")
-        for name in ("max_tokens", "max_steps"):
+        for name in ("max_tokens", "max_steps", "breaker_failures", "max_reply_chars"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 problems.append(f"{name} must be a positive integer, got {value!r}")
-        if not isinstance(self.max_retries, int) or self.max_retries < 0:
+        if not isinstance(self.max_retries, int) or isinstance(self.max_retries, bool) or self.max_retries < 0:
             problems.append(f"max_retries must be an integer >= 0, got {self.max_retries!r}")
-        for name in ("timeout_s", "backoff_s", "backoff_max_s"):
+        for name in ("timeout_s", "connect_timeout_s", "preflight_timeout_s", "episode_timeout_s"):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or value < 0 or (name == "timeout_s" and value == 0):
+            if name == "episode_timeout_s" and value is None:
+                continue
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
                 problems.append(f"{name} must be a positive number of seconds, got {value!r}")
+        for name in ("backoff_s", "backoff_max_s"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+                problems.append(f"{name} must be a number of seconds >= 0, got {value!r}")
         for name in ("model", "base_url", "api_key"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
-                problems.append(f"{name} must be a string, got {value!r}")
+                problems.append(f"{name} must be a string, got {type(value).__name__}")
         if self.seed is not None and (not isinstance(self.seed, int) or isinstance(self.seed, bool)):
             problems.append(f"seed must be an integer or None, got {self.seed!r}")
         if not isinstance(self.extra_body, dict):
@@ -132,6 +237,21 @@ class LLMConfig:
             problems.append(f"role_models has unknown role(s) {unknown_roles}; roles are {ROLES}")
         if problems:
             raise ConfigError("invalid LLM configuration: " + "; ".join(problems))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={value!r}" for name, value in self.redacted().items())
+        return f"LLMConfig({shown})"
+
+    def redacted(self) -> dict[str, Any]:
+        """Every field, with ``api_key`` masked (``'***'`` or None): safe for logs and run.json."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values["api_key"] = "***" if self.api_key else None
+        return values
+
+    @property
+    def max_body_bytes(self) -> int:
+        """The most bytes of one HTTP reply body the client reads (a char is at most 6 JSON bytes)."""
+        return 8 * self.max_reply_chars + _BODY_SLACK_BYTES
 
     def model_for(self, role: str) -> str | None:
         """The model a role talks to: its override, else ``model``."""
@@ -146,13 +266,19 @@ class LLMConfig:
                      preset: str | None = None, environ: Mapping[str, str] | None = None) -> "LLMConfig":
         """Assemble a config; later sources override earlier ones.
 
-        1. defaults (the paper's);
+        1. defaults (see the class docstring);
         2. environment: ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``OPENAI_MODEL``;
         3. the preset ``preset`` of the TOML ``models_file`` (or its ``default = "name"``);
+           its key comes from ``api_key_env`` (a variable name) or ``api_key_file`` (a path,
+           relative to the models file); an ``api_key`` written in the file is refused;
         4. ``args`` (an ``argparse.Namespace`` or a mapping): every attribute that is not
-           None among ``model, base_url, api_key, temperature, max_tokens, max_steps,
-           timeout_s (or timeout), max_retries, backoff_s, language, tool_mode, seed`` and
-           ``planner_model, worker_model, reporter_model, react_model``.
+           None among ``model, base_url, temperature, max_tokens, max_steps, timeout_s (or
+           timeout), connect_timeout_s, episode_timeout_s (or episode_timeout),
+           preflight_timeout_s, max_retries, backoff_s, breaker_failures, max_reply_chars,
+           language, tool_mode, tool_choice, seed``, ``planner_model, worker_model,
+           reporter_model, react_model``, and the key: ``api_key_env`` (a variable name),
+           ``api_key_file`` (a path) or ``api_key`` (the key itself: visible in the process
+           list when it came from a command line, so prefer the other two).
 
         Raises ``ConfigError`` for a missing file, unknown preset or key, or bad value.
         """
@@ -165,7 +291,7 @@ class LLMConfig:
             raise ConfigError(f"preset {preset!r} given without a models file; pass --models-file FILE.toml")
         if models_file is not None:
             values.update(load_preset(models_file, preset, environ))
-        values.update(_values_from_args(args))
+        values.update(_values_from_args(args, environ))
         role_models = dict(values.pop("role_models", {}))
         role_models.update(values.pop("_arg_roles", {}))
         return cls(**values, role_models=role_models)
@@ -179,7 +305,10 @@ def models_label(model_of_role: Mapping[str, str | None]) -> str | None:
 
 
 _FIELD_NAMES = {f.name for f in fields(LLMConfig)}
-_PRESET_KEYS = (_FIELD_NAMES - {"role_models"}) | {"roles", "api_key_env", "description"}
+_PRESET_KEYS = (_FIELD_NAMES - {"role_models", "api_key"}) | {"roles", "api_key_env", "api_key_file", "description"}
+_ARG_KEYS = ("model", "base_url", "temperature", "max_tokens", "max_steps", "timeout_s", "connect_timeout_s",
+             "episode_timeout_s", "preflight_timeout_s", "max_retries", "backoff_s", "breaker_failures",
+             "max_reply_chars", "language", "tool_mode", "tool_choice", "seed")
 
 
 def load_preset(models_file: str | os.PathLike, preset: str | None,
@@ -211,6 +340,9 @@ def load_preset(models_file: str | os.PathLike, preset: str | None,
     if name not in presets:
         raise ConfigError(f"{path}: unknown preset {name!r}; available: {', '.join(presets)}")
     table = dict(presets[name])
+    if "api_key" in table:
+        raise ConfigError(f"{path}: preset {name!r} writes its API key into the models file; keep the key out "
+                          "of it: api_key_env = \"VAR\" (an environment variable) or api_key_file = \"PATH\"")
     unknown = sorted(set(table) - _PRESET_KEYS)
     if unknown:
         raise ConfigError(f"{path}: preset {name!r} has unknown key(s) {unknown}; allowed: {sorted(_PRESET_KEYS)}")
@@ -218,29 +350,67 @@ def load_preset(models_file: str | os.PathLike, preset: str | None,
     roles = table.pop("roles", {})
     if not isinstance(roles, dict) or not all(isinstance(v, str) for v in roles.values()):
         raise ConfigError(f"{path}: preset {name!r}: [roles] must map role names to model names")
-    key_var = table.pop("api_key_env", None)
-    if key_var is not None:
-        environ = os.environ if environ is None else environ
-        if not environ.get(key_var):
-            raise ConfigError(f"{path}: preset {name!r} reads its API key from ${key_var}, which is not set")
-        table["api_key"] = environ[key_var]
+    key = _key_from(table.pop("api_key_env", None), table.pop("api_key_file", None),
+                    os.environ if environ is None else environ, where=f"{path}: preset {name!r}",
+                    relative_to=path.parent)
+    if key is not None:
+        table["api_key"] = key
     if roles:
         table["role_models"] = roles
     return table
 
 
-def _values_from_args(args: Any) -> dict[str, Any]:
+def read_key_file(path: str | os.PathLike) -> str:
+    """The API key stored in ``path`` (surrounding whitespace dropped); ConfigError if unusable."""
+    path = Path(path).expanduser()
+    try:
+        key = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path}: API key file not found") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the API key file ({type(exc).__name__})") from exc
+    if not key or "\n" in key:
+        raise ConfigError(f"{path}: an API key file must hold exactly one non-empty line")
+    return key
+
+
+def _key_from(variable: Any, key_file: Any, environ: Mapping[str, str], *, where: str,
+              relative_to: Path | None = None) -> str | None:
+    if variable is not None and key_file is not None:
+        raise ConfigError(f"{where}: give api_key_env or api_key_file, not both")
+    if variable is not None:
+        if not isinstance(variable, str) or not variable:
+            raise ConfigError(f"{where}: api_key_env must name an environment variable, got {variable!r}")
+        if not environ.get(variable):
+            raise ConfigError(f"{where}: reads its API key from ${variable}, which is not set")
+        return environ[variable]
+    if key_file is not None:
+        if not isinstance(key_file, (str, os.PathLike)) or not str(key_file):
+            raise ConfigError(f"{where}: api_key_file must be a path, got {key_file!r}")
+        path = Path(key_file).expanduser()
+        if relative_to is not None and not path.is_absolute():
+            path = relative_to / path
+        return read_key_file(path)
+    return None
+
+
+def _values_from_args(args: Any, environ: Mapping[str, str]) -> dict[str, Any]:
     if args is None:
         return {}
     get = args.get if isinstance(args, Mapping) else (lambda key: getattr(args, key, None))
     values: dict[str, Any] = {}
-    for key in ("model", "base_url", "api_key", "temperature", "max_tokens", "max_steps", "timeout_s",
-                "max_retries", "backoff_s", "language", "tool_mode", "seed"):
+    for key in _ARG_KEYS:
         value = get(key)
         if value is not None:
             values[key] = value
-    if values.get("timeout_s") is None and get("timeout") is not None:
-        values["timeout_s"] = get("timeout")
+    for key, alias in (("timeout_s", "timeout"), ("episode_timeout_s", "episode_timeout")):
+        if values.get(key) is None and get(alias) is not None:
+            values[key] = get(alias)
+    key = _key_from(get("api_key_env"), get("api_key_file"), environ, where="command line")
+    if key is None and get("api_key") is not None:
+        key = get("api_key")
+    if key is not None:
+        values["api_key"] = key
     roles = {role: get(f"{role}_model") for role in ROLES if get(f"{role}_model")}
     if roles:
         values["_arg_roles"] = roles
@@ -266,7 +436,12 @@ class ToolCallRequest:
 
 @dataclass
 class LLMReply:
-    """One model turn: ``message`` is ready to append to the conversation."""
+    """One model turn: ``message`` is ready to append to the conversation.
+
+    ``discarded`` holds the messages of a cut-off first attempt (the reply, flagged
+    ``"discarded": "cut_off"``, and the note that asked for a shorter one): agents record
+    them before ``message``; :func:`render_wire_messages` never sends them back.
+    """
 
     message: dict[str, Any]
     content: str
@@ -276,6 +451,7 @@ class LLMReply:
     finish_reason: str | None
     model: str
     attempts: int
+    discarded: list[dict[str, Any]] = field(default_factory=list)
 
 
 def strip_thinking(text: str | None) -> str:
@@ -307,15 +483,49 @@ def _decode_prefix(text: str) -> tuple[Any, str]:
     return value, text[:end]
 
 
+_OPENING = re.compile(r"[\[{]")
+_PROSE_ATTEMPTS = 100  # JSON values tried in prose before giving up (bounds the work on junk)
+
+
+def _top_level_action(text: str) -> tuple[Any, str] | None:
+    """The first top-level ``{"name": …}`` object in prose, or None.
+
+    Every complete JSON value (object or array) found is skipped whole, so an object nested
+    inside it (a plan listing steps, a list of calls, a wrapper object) is never a call.
+    """
+    decoder = json.JSONDecoder()
+    position = 0
+    for _ in range(_PROSE_ATTEMPTS):
+        match = _OPENING.search(text, position)
+        if match is None:
+            return None
+        start = match.start()
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except (json.JSONDecodeError, RecursionError):
+            position = start + 1  # a brace in prose ("{116.4, 39.9}" is not JSON)
+            continue
+        if _is_action(value):
+            return value, text[start:end]
+        position = end
+    return None
+
+
+def _is_action(value: Any) -> bool:
+    return isinstance(value, dict) and "name" in value
+
+
 def parse_text_actions(text: str, *, first_id: int = 0) -> list[ToolCallRequest]:
     """Tool calls written in text (json tool mode, or a server that left them unparsed).
 
-    Read, in order: ``<tool_call>…</tool_call>`` blocks (all of them); else the first
-    fenced JSON block, or the whole reply when it starts with ``{``; else a ``{"name": …}``
-    object inside prose. An object counts as a call when it has a ``name`` (``parameters``
-    is accepted for ``arguments``). A block or reply that starts like JSON but does not
-    parse becomes a call whose action is that text, so the env answers ``invalid_json`` and
-    the model sees why; prose that merely contains braces is an answer, not a call.
+    Only the protocol's top-level action object counts, read in this order:
+    ``<tool_call>…</tool_call>`` blocks (all of them); else the first fenced JSON block, or
+    the whole reply when it starts with ``{``; else the first top-level JSON object in prose.
+    An object counts as a call when it has a ``name`` (``parameters`` is accepted for
+    ``arguments``); a ``{"name": …}`` nested inside another JSON value (a list, a wrapper
+    object) is not a call. A block or reply that starts like JSON but does not parse becomes
+    a call whose action is that text, so the env answers ``invalid_json`` and the model sees
+    why; prose that merely contains braces is an answer, not a call.
     """
     sources = [s for s in _TOOL_CALL_TAG.findall(text) if s.strip()]
     if sources:
@@ -326,19 +536,17 @@ def parse_text_actions(text: str, *, first_id: int = 0) -> list[ToolCallRequest]
         if fenced is not None or stripped.startswith("{"):
             candidates = [_decode_prefix(fenced if fenced is not None else stripped)]
         else:
-            start = text.find('{"name"')
-            if start < 0:
+            found = _top_level_action(text)
+            if found is None:
                 return []
-            candidates = [_decode_prefix(text[start:])]
-            if candidates[0][0] is None:
-                return []
+            candidates = [found]
         value = candidates[0][0]
-        if value is not None and not (isinstance(value, dict) and "name" in value):
+        if value is not None and not _is_action(value):
             return []
     calls = []
     for offset, (value, source) in enumerate(candidates):
         call_id = f"call_{first_id + offset}"
-        if isinstance(value, dict) and "name" in value:
+        if _is_action(value):
             if "arguments" not in value and "parameters" in value:
                 value = {**value, "arguments": value["parameters"]}
                 value.pop("parameters")
@@ -351,63 +559,275 @@ def parse_text_actions(text: str, *, first_id: int = 0) -> list[ToolCallRequest]
     return calls
 
 
+# --------------------------------------------------------------------------- transport
+class _Expired(Exception):
+    """A request's wall-clock deadline passed (its socket was shut down)."""
+
+
+class _BodyTooLarge(Exception):
+    """A reply body grew past the client's byte limit while it was being read."""
+
+
+def _proxy_for(url: Any) -> str | None:
+    """The proxy the environment (``HTTPS_PROXY``, ``NO_PROXY``…) names for ``url``; never for loopback."""
+    host = str(url.host)
+    if host in ("127.0.0.1", "localhost", "::1"):
+        return None
+    proxies = urllib.request.getproxies()
+    if not proxies or urllib.request.proxy_bypass(host):
+        return None
+    return proxies.get(str(url.scheme)) or proxies.get("all")
+
+
+def _http_module() -> Any:
+    """The HTTP library the installed ``openai`` is built on: ``httpx2`` (openai 3) or ``httpx``
+    (openai 1 and 2); the same API, but its client must be the one openai checks for."""
+    import importlib
+
+    import openai
+
+    for cls in openai.DefaultHttpxClient.__mro__[1:]:
+        if cls.__name__ == "Client":
+            return importlib.import_module(cls.__module__.split(".")[0])
+    raise ImportError("cannot tell which httpx the installed openai package uses")  # pragma: no cover
+
+
+@functools.lru_cache(maxsize=None)
+def _guarded_transport_class() -> type:
+    """The httpx transport that records its sockets and caps reply bodies (defined on first
+    use: importing the HTTP stack costs time the rule agent should not pay)."""
+    http = _http_module()
+
+    class CappedStream(http.SyncByteStream):
+        def __init__(self, stream: Any, limit: int):
+            self._stream, self._limit = stream, limit
+
+        def __iter__(self) -> Iterator[bytes]:
+            seen = 0
+            for chunk in self._stream:
+                seen += len(chunk)
+                if seen > self._limit:
+                    raise _BodyTooLarge(f"the reply body passed {self._limit:,} bytes and was dropped unread")
+                yield chunk
+
+        def close(self) -> None:
+            self._stream.close()
+
+    class GuardedTransport(http.BaseTransport):
+        """Remembers every socket it opens, so a deadline can shut them down and wake a
+        blocked read (a per-read timeout never fires on a trickle); caps reply bodies.
+
+        Its client belongs to one thread, so the sockets it holds are that thread's: the one
+        in use and idle keep-alive ones (shutting those down only costs a reconnect).
+        """
+
+        def __init__(self, max_body_bytes: int):
+            self._max_body_bytes = max_body_bytes
+            self._inner: Any = None
+            self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+            self._lock = threading.Lock()
+
+        def handle_request(self, request: Any) -> Any:
+            if self._inner is None:
+                self._inner = http.HTTPTransport(proxy=_proxy_for(request.url))
+            previous = request.extensions.get("trace")
+
+            def trace(event: str, info: dict[str, Any]) -> None:
+                if event.endswith((".connect_tcp.complete", ".start_tls.complete")):
+                    self._remember(info.get("return_value"))
+                if previous is not None:
+                    previous(event, info)
+
+            request.extensions = {**request.extensions, "trace": trace}
+            response = self._inner.handle_request(request)
+            return http.Response(status_code=response.status_code, headers=response.headers,
+                                 stream=CappedStream(response.stream, self._max_body_bytes),
+                                 extensions=response.extensions)
+
+        def _remember(self, stream: Any) -> None:
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            if isinstance(sock, socket.socket):
+                with self._lock:
+                    self._sockets.add(sock)
+
+        def abort(self) -> None:
+            """Shut every socket down: a thread blocked reading one wakes with an error."""
+            with self._lock:
+                sockets = list(self._sockets)
+            for sock in sockets:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:  # already closed
+                    pass
+
+        def close(self) -> None:
+            if self._inner is not None:
+                self._inner.close()
+
+    return GuardedTransport
+
+
+class _Channel:
+    """One thread's way to the endpoint: an ``openai.OpenAI`` over a guarded transport."""
+
+    def __init__(self, config: LLMConfig):
+        import openai
+
+        http = _http_module()
+        self.transport = _guarded_transport_class()(config.max_body_bytes)
+        # trust_env=False: the transport picks the proxy itself (a mounted proxy transport
+        # would bypass the deadline and the size cap).
+        http_client = http.Client(transport=self.transport, trust_env=False, follow_redirects=True,
+                                  timeout=http.Timeout(config.timeout_s, connect=config.connect_timeout_s))
+        # Local servers accept any key; retries are ours (deadlines, breaker), not the SDK's.
+        self.openai = openai.OpenAI(base_url=config.base_url, api_key=config.api_key or "EMPTY",
+                                    max_retries=0, http_client=http_client)
+
+
 # --------------------------------------------------------------------------- client
 class LLMClient:
-    """One OpenAI-compatible endpoint; :meth:`complete` is the only call agents make.
+    """One OpenAI-compatible endpoint; agents call :meth:`complete` (and :meth:`preflight`).
 
-    The ``openai.OpenAI`` client is created lazily and never pickled, so an agent holding
-    an ``LLMClient`` can be shipped to Ray workers. ``sleep`` is injectable for tests.
+    Each thread gets its own ``openai.OpenAI`` client and connection pool, created lazily and
+    never pickled, so an agent holding an ``LLMClient`` can be shipped to Ray workers and a
+    deadline only ever shuts down the sockets of the request that passed it. The circuit
+    breaker's count is shared by all threads. ``sleep`` is injectable for tests.
     """
 
     def __init__(self, config: LLMConfig, *, sleep: Callable[[float], None] = time.sleep):
         self.config = config
         self._sleep = sleep
-        self._client: Any = None
+        self._local = threading.local()
         self._lock = threading.Lock()
         self._served_model: str | None = None
+        self._consecutive_failures = 0
         self.requests = 0
         self.retries = 0
 
+    def __repr__(self) -> str:
+        key = "'***'" if self.config.api_key else "None"
+        return f"LLMClient(base_url={self.config.base_url!r}, model={self.config.model!r}, api_key={key})"
+
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state["_client"], state["_lock"] = None, None
+        state["_local"], state["_lock"] = None, None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self._local = threading.local()
         self._lock = threading.Lock()
+
+    def _channel(self) -> _Channel:
+        channel = getattr(self._local, "channel", None)
+        if channel is None:
+            channel = self._local.channel = _Channel(self.config)
+        return channel
 
     @property
     def openai(self) -> Any:
-        with self._lock:
-            if self._client is None:
-                import openai
+        """This thread's ``openai.OpenAI`` client."""
+        return self._channel().openai
 
-                api_key = self.config.api_key or "EMPTY"  # local servers accept any key
-                self._client = openai.OpenAI(base_url=self.config.base_url, api_key=api_key,
-                                             timeout=self.config.timeout_s, max_retries=0)
-            return self._client
+    @property
+    def endpoint(self) -> str:
+        return self.config.base_url or "the default OpenAI endpoint"
 
     # ------------------------------------------------------------------ public
-    def model_for(self, role: str) -> str:
-        """The model name for ``role``; asks the server when none is configured."""
+    def model_for(self, role: str, *, session: Any = None) -> str:
+        """The model name for ``role``; asks the server (``GET /models``) when none is configured."""
         model = self.config.model_for(role)
         if model:
             return model
         if self._served_model is None:
-            listing = self._with_retries(lambda: self.openai.models.list(), what="GET /models")[0]
-            names = [m.id for m in getattr(listing, "data", []) or []]
-            if len(names) != 1:
-                raise AgentFailure("llm_request_rejected",
-                                   f"no model configured and the server lists {len(names)} models "
-                                   f"({', '.join(names[:5]) or 'none'}); pass --model")
-            self._served_model = names[0]
+            listing = self._request(lambda api, timeout: api.models.list(timeout=timeout), what="GET /models",
+                                    session=session, check=_listing_problem)[0]
+            self._served_model = _only_model(listing, AgentFailure, "llm_request_rejected")
         return self._served_model
 
-    def complete(self, messages: list[dict[str, Any]], *, role: str,
-                 tools: list[dict[str, Any]] | None = None) -> LLMReply:
-        """One chat completion for ``role``; ``tools`` are offered per the config's tool mode."""
-        model = self.model_for(role)
+    def complete(self, messages: list[dict[str, Any]], *, role: str, tools: list[dict[str, Any]] | None = None,
+                 session: Any = None) -> LLMReply:
+        """One chat completion for ``role``; ``tools`` are offered per the config's tool mode.
+
+        ``session`` (an :class:`~mobility_agents.base.EpisodeSession`) gets the token usage
+        of every reply under ``role`` and the call counts in ``session.model_calls``; its
+        ``deadline`` bounds the requests. Raises ``AgentFailure`` (the episode's failure) or
+        :class:`EndpointError` (the run's end); see the module docstring.
+        """
+        model = self.model_for(role, session=session)
+        json_mode = self.config.tool_mode == "json"
+        request = self._chat_request(model, messages, tools)
+        reply = self._complete_once(request, role, model, session, json_mode=json_mode and bool(tools),
+                                    offered=bool(tools))
+        if reply.finish_reason != "length":
+            return reply
+        # Cut off at max_tokens: never act on it; ask once more for a shorter reply.
+        from .prompts import render_prompt
+
+        stats = session.model_calls if session is not None else ModelCallStats()
+        stats.cutoffs += 1
+        note = render_prompt("cutoff", self.config.language)
+        discarded = [_discarded(reply.message, "cut_off"), {"role": "user", "content": note, "discarded": "cut_off"}]
+        retry = {**request, "messages": _with_user_note(request["messages"], note)}
+        second = self._complete_once(retry, role, model, session, json_mode=json_mode and bool(tools),
+                                     offered=bool(tools))
+        if second.finish_reason == "length":
+            stats.cutoffs += 1
+            raise AgentFailure("truncated_reply",
+                               f"chat completion ({role}): two replies in a row stopped at max_tokens="
+                               f"{self.config.max_tokens} (finish_reason 'length'); neither was used",
+                               transcript=discarded + [_discarded(second.message, "cut_off")])
+        second.discarded = discarded
+        second.attempts += reply.attempts
+        return second
+
+    def preflight(self, roles: tuple[str, ...]) -> dict[str, Any]:
+        """Check the endpoint before a run: one 1-token chat completion per distinct model.
+
+        The request has the run's shape (model, sampling, ``tools`` + ``tool_choice`` in
+        native mode, ``extra_body``), so a server that would refuse every episode refuses
+        here. Raises :class:`EndpointDown` (cannot connect, no answer within
+        ``preflight_timeout_s``, 5xx), :class:`EndpointRejected` (401/403: the key; another
+        4xx: unknown model, tools not enabled…) or :class:`EndpointProtocolError` (the answer
+        is not an OpenAI chat completion). A 429 passes: the server is up and took the key.
+        Returns ``{"base_url", "models": {role: model}, "tool_mode"}``.
+        """
+        deadline = time.monotonic() + self.config.preflight_timeout_s
+        models: dict[str, str] = {}
+        for role in roles:
+            model = self.config.model_for(role)
+            if model is None:
+                if self._served_model is None:
+                    listing = self._probe(lambda api, timeout: api.models.list(timeout=timeout), deadline,
+                                          "GET /models")
+                    if listing is None:
+                        raise EndpointRejected(f"{self.endpoint}: GET /models was rate-limited, so the served model "
+                                               "is unknown; pass --model", base_url=self.config.base_url)
+                    problem = _listing_problem(listing)
+                    if problem:
+                        raise EndpointProtocolError(f"{self.endpoint}: GET /models is not an OpenAI model list "
+                                                    f"({problem}); is base_url the server's /v1 address?",
+                                                    base_url=self.config.base_url)
+                    self._served_model = _only_model(listing, EndpointRejected, None, base_url=self.config.base_url)
+                model = self._served_model
+            models[role] = model
+        for model in dict.fromkeys(models.values()):
+            tools = [_PREFLIGHT_TOOL] if self.config.tool_mode == "native" else None
+            request = {**self._chat_request(model, [{"role": "user", "content": "ping"}], tools), "max_tokens": 1}
+            what = f"a 1-token chat completion with model {model!r}"
+            response = self._probe(lambda api, timeout: api.chat.completions.create(**request, timeout=timeout),
+                                   deadline, what)
+            problem = None if response is None else _completion_problem(response)
+            if problem:
+                raise EndpointProtocolError(f"{self.endpoint}: answered {what} with something that is not an OpenAI "
+                                            f"chat completion ({problem}); is base_url the server's /v1 address?",
+                                            base_url=self.config.base_url)
+        self._answered()
+        return {"base_url": self.config.base_url, "models": models, "tool_mode": self.config.tool_mode}
+
+    # ------------------------------------------------------------------ requests
+    def _chat_request(self, model: str, messages: list[dict[str, Any]],
+                      tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         json_mode = self.config.tool_mode == "json"
         request: dict[str, Any] = {
             "model": model,
@@ -417,58 +837,197 @@ class LLMClient:
         }
         if tools and not json_mode:
             request["tools"] = tools
+            request["tool_choice"] = self.config.tool_choice
         if self.config.seed is not None:
             request["seed"] = self.config.seed
         if self.config.extra_body:
             request["extra_body"] = dict(self.config.extra_body)
-        response, attempts = self._with_retries(lambda: self.openai.chat.completions.create(**request),
-                                                what=f"chat completion ({role})")
-        return self._reply(response, model, attempts, json_mode=json_mode and bool(tools), offered=bool(tools))
+        return request
 
-    # ------------------------------------------------------------------ internals
-    def _with_retries(self, send: Callable[[], Any], *, what: str) -> tuple[Any, int]:
+    def _complete_once(self, request: dict[str, Any], role: str, model: str, session: Any, *,
+                       json_mode: bool, offered: bool) -> LLMReply:
+        what = f"chat completion ({role})"
+        response, attempts = self._request(
+            lambda api, timeout: api.chat.completions.create(**request, timeout=timeout),
+            what=what, session=session, check=_completion_problem)
+        return self._reply(response, model, attempts, json_mode=json_mode, offered=offered, role=role,
+                           session=session, what=what)
+
+    def _send_before(self, send: Callable[[Any, Any], Any], deadline: float) -> Any:
+        """``send(openai_client, timeout)``, abandoned at ``deadline`` (raises ``_Expired``)."""
         import openai
 
-        last = ""
-        for attempt in range(self.config.max_retries + 1):
-            if attempt:
-                self.retries += 1
+        http = _http_module()
+        channel = self._channel()
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise _Expired()
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            channel.transport.abort()
+
+        timer = threading.Timer(remaining, expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            # Per-read timeouts bounded by the deadline too: the timer is the guarantee, these the fast path.
+            timeout = http.Timeout(remaining, connect=min(self.config.connect_timeout_s, remaining))
+            return send(channel.openai, timeout)
+        except openai.APIConnectionError:  # APITimeoutError included
+            if expired.is_set() or time.monotonic() >= deadline:
+                raise _Expired() from None
+            raise
+        finally:
+            timer.cancel()
+
+    def _request(self, send: Callable[[Any, Any], Any], *, what: str, session: Any,
+                 check: Callable[[Any], str | None]) -> tuple[Any, int]:
+        """Send with retries, deadlines and the circuit breaker; ``(response, attempts)``."""
+        import openai
+
+        config = self.config
+        stats = session.model_calls if session is not None else ModelCallStats()
+        episode_deadline = session.deadline if session is not None else None
+        last, kind = "", "llm_unavailable"
+        for attempt in range(config.max_retries + 1):
+            started = time.monotonic()
+            if episode_deadline is not None and started >= episode_deadline:
+                raise self._deadline_failure(what)
+            deadline = started + config.timeout_s
+            cut_by_episode = episode_deadline is not None and episode_deadline < deadline
+            if cut_by_episode:
+                deadline = episode_deadline
+            stats.requests += 1
             self.requests += 1
+            if attempt:
+                stats.retries += 1
+                self.retries += 1
             wait: float | None = None
+            endpoint_fault = True
             try:
-                return send(), attempt + 1
+                response = self._send_before(send, deadline)
+            except _Expired:
+                if cut_by_episode:
+                    raise self._deadline_failure(what) from None
+                stats.timeouts += 1
+                last, kind = f"no complete reply within the {config.timeout_s:g} s request deadline", "llm_unavailable"
+            except _BodyTooLarge as exc:
+                self._answered()
+                raise AgentFailure("reply_too_large", f"{what}: {exc} (max_reply_chars={config.max_reply_chars:,})") \
+                    from None
             except openai.APIStatusError as exc:
-                detail = _error_text(exc)
-                status = exc.status_code
+                status, detail = exc.status_code, self._redact(_error_text(exc))
                 if status != 429 and _CONTEXT_OVERFLOW.search(detail):
+                    self._answered()
                     raise AgentFailure("context_overflow", f"{what}: HTTP {status}: {detail[:500]}") from None
+                if status == 401:
+                    raise EndpointRejected(f"{self.endpoint}: {what}: HTTP 401 ({detail[:300]}); check the API key "
+                                           "(OPENAI_API_KEY, api_key_env or api_key_file)",
+                                           base_url=config.base_url) from None
                 if status not in RETRYABLE_STATUS and status < 500:
+                    self._answered()
                     hint = ""
                     if re.search(r"tool", detail, re.IGNORECASE):
                         hint = " (if the server has no function calling, use tool_mode='json')"
                     raise AgentFailure("llm_request_rejected", f"{what}: HTTP {status}: {detail[:500]}{hint}") from None
+                endpoint_fault = status >= 500  # 408/409/429: the server is up, just busy
                 wait = _retry_after(exc.response)
-                last = f"HTTP {status}: {detail[:300]}"
-            except openai.APITimeoutError:
-                last = f"timed out after {self.config.timeout_s:g}s"
+                last, kind = f"HTTP {status}: {detail[:300]}", "llm_unavailable"
             except openai.APIConnectionError as exc:
-                last = f"connection error: {exc}"
-            if attempt < self.config.max_retries:
-                delay = self.config.backoff_s * (2 ** attempt)
+                last, kind = f"connection error: {_cause_text(exc)}", "llm_unavailable"
+            except ValueError as exc:  # a 200 whose body is not JSON (a proxy's error page)
+                last, kind = f"the reply body is not JSON ({exc})", "llm_bad_response"
+            else:
+                problem = check(response)
+                if problem is None:
+                    self._answered()
+                    return response, attempt + 1
+                last, kind = f"the reply is not a chat completion: {problem}", "llm_bad_response"
+            finally:
+                stats.wall_s += time.monotonic() - started
+            if endpoint_fault:
+                self._endpoint_failed(what, last)
+            if attempt < config.max_retries:
+                delay = config.backoff_s * (2 ** attempt)
                 if wait is not None:
                     delay = max(delay, wait)
-                self._sleep(min(delay, self.config.backoff_max_s))
-        raise AgentFailure("llm_unavailable",
-                           f"{what}: gave up after {self.config.max_retries + 1} attempt(s) "
-                           f"to {self.config.base_url or 'the default endpoint'}; last error: {last}")
+                delay = min(delay, config.backoff_max_s)
+                if episode_deadline is not None and time.monotonic() + delay >= episode_deadline:
+                    raise self._deadline_failure(what)
+                self._sleep(delay)
+                stats.wall_s += delay
+        raise AgentFailure(kind, f"{what}: gave up after {config.max_retries + 1} attempt(s) to {self.endpoint}; "
+                                 f"last error: {last}")
 
-    def _reply(self, response: Any, model: str, attempts: int, *, json_mode: bool, offered: bool) -> LLMReply:
-        choices = getattr(response, "choices", None)
-        if not choices:
-            raise AgentFailure("llm_bad_response", f"the server answered without choices: {str(response)[:300]}")
-        choice = choices[0]
+    def _probe(self, send: Callable[[Any, Any], Any], deadline: float, what: str) -> Any:
+        """One preflight request; its failures as :class:`EndpointError`; None on a 429/408/409."""
+        import openai
+
+        base_url, where = self.config.base_url, self.endpoint
+        try:
+            return self._send_before(send, deadline)
+        except _Expired:
+            raise EndpointDown(f"{where}: no answer to {what} within {self.config.preflight_timeout_s:g} s "
+                               "(preflight_timeout_s); is the server up and its model loaded?",
+                               base_url=base_url) from None
+        except _BodyTooLarge as exc:
+            raise EndpointProtocolError(f"{where}: {what}: {exc}", base_url=base_url) from None
+        except openai.APIStatusError as exc:
+            status, detail = exc.status_code, self._redact(_error_text(exc))[:300]
+            if status in (401, 403):
+                raise EndpointRejected(f"{where}: {what}: HTTP {status} ({detail}); check the API key "
+                                       "(OPENAI_API_KEY, api_key_env or api_key_file)", base_url=base_url) from None
+            if status >= 500:
+                raise EndpointDown(f"{where}: {what}: HTTP {status} ({detail})", base_url=base_url) from None
+            if status in RETRYABLE_STATUS:
+                return None
+            hint = " (if the server has no function calling, use tool_mode='json')" \
+                if re.search(r"tool", detail, re.IGNORECASE) else ""
+            raise EndpointRejected(f"{where}: {what}: HTTP {status} ({detail}){hint}", base_url=base_url) from None
+        except openai.APIConnectionError as exc:
+            raise EndpointDown(f"{where}: cannot connect ({_cause_text(exc)})", base_url=base_url) from None
+        except ValueError as exc:
+            raise EndpointProtocolError(f"{where}: {what}: the reply body is not JSON ({exc}); is base_url the "
+                                        "server's /v1 address?", base_url=base_url) from None
+
+    # ------------------------------------------------------------------ circuit breaker
+    def _answered(self) -> None:
+        with self._lock:
+            self._consecutive_failures = 0
+
+    def _endpoint_failed(self, what: str, last: str) -> None:
+        with self._lock:
+            self._consecutive_failures += 1
+            count = self._consecutive_failures
+        if count >= self.config.breaker_failures:
+            raise EndpointDown(f"{self.endpoint}: {count} transport-level failures in a row (breaker_failures="
+                               f"{self.config.breaker_failures}); the last, on {what}: {last}. The run stops here; "
+                               "continue it with --resume --retry-failed once the server is back",
+                               base_url=self.config.base_url)
+
+    def _deadline_failure(self, what: str) -> AgentFailure:
+        limit = self.config.episode_timeout_s
+        detail = f" (episode_timeout_s={limit:g})" if limit is not None else ""
+        return AgentFailure("deadline", f"{what}: the episode passed its wall-clock deadline{detail}")
+
+    def _redact(self, text: str) -> str:
+        key = self.config.api_key
+        return text.replace(key, "***") if key and len(key) >= 4 else text
+
+    # ------------------------------------------------------------------ replies
+    def _reply(self, response: Any, model: str, attempts: int, *, json_mode: bool, offered: bool, role: str,
+               session: Any, what: str) -> LLMReply:
+        choice = response.choices[0]
         message = choice.message
-        content = strip_thinking(getattr(message, "content", None))
+        raw = getattr(message, "content", None)
+        raw = raw if isinstance(raw, str) else ("" if raw is None else json.dumps(raw, ensure_ascii=False, default=str))
+        usage = getattr(response, "usage", None)
+        input_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        output_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        if session is not None:
+            session.add_usage(role, input_tokens, output_tokens)
         calls: list[ToolCallRequest] = []
         if not json_mode:
             for index, call in enumerate(getattr(message, "tool_calls", None) or []):
@@ -476,12 +1035,14 @@ class LLMClient:
                 name = getattr(function, "name", None)
                 arguments = getattr(function, "arguments", None)
                 if not isinstance(arguments, str):  # some servers send an object
-                    arguments = json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
+                    arguments = json.dumps(arguments if arguments is not None else {}, ensure_ascii=False, default=str)
                 call_id = getattr(call, "id", None)
                 if not isinstance(call_id, str) or not call_id or any(c.id == call_id for c in calls):
                     call_id = f"call_{index}"  # the id must match our tool message, so it must be unique
                 action = {"type": "function", "function": {"name": name, "arguments": arguments}}
                 calls.append(ToolCallRequest(call_id, name if isinstance(name, str) else None, arguments, action))
+        self._check_size(raw, calls, what)
+        content = strip_thinking(raw)
         if offered and not calls and content and (json_mode or "<tool_call>" in content
                                                   or re.match(r"\s*(```(json)?\s*)?\{\s*\"name\"", content)):
             # json mode, or a server that left the model's tool-call text unparsed
@@ -490,12 +1051,74 @@ class LLMClient:
         if calls:
             assistant["tool_calls"] = [{"id": c.id, "type": "function",
                                         "function": {"name": c.name or "", "arguments": c.arguments}} for c in calls]
-        usage = getattr(response, "usage", None)
-        return LLMReply(message=assistant, content=content, calls=calls,
-                        input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                        output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-                        finish_reason=getattr(choice, "finish_reason", None),
+        return LLMReply(message=assistant, content=content, calls=calls, input_tokens=input_tokens,
+                        output_tokens=output_tokens, finish_reason=getattr(choice, "finish_reason", None),
                         model=str(getattr(response, "model", None) or model), attempts=attempts)
+
+    def _check_size(self, content: str, calls: list[ToolCallRequest], what: str) -> None:
+        """``reply_too_large`` when the content or a call's arguments pass ``max_reply_chars``."""
+        cap = self.config.max_reply_chars
+        over = [f"content ({len(content):,} characters)"] if len(content) > cap else []
+        over += [f"arguments of {c.name or 'a tool call'} ({len(c.arguments):,} characters)"
+                 for c in calls if len(c.arguments) > cap]
+        if not over:
+            return
+        record: dict[str, Any] = {"role": "assistant", "content": _cut(content, cap), "discarded": "reply_too_large"}
+        if calls:
+            record["tool_calls"] = [{"id": c.id, "type": "function",
+                                     "function": {"name": c.name or "", "arguments": _cut(c.arguments, cap)}}
+                                    for c in calls]
+        raise AgentFailure("reply_too_large", f"{what}: the reply's {' and '.join(over)} passed max_reply_chars="
+                                              f"{cap:,}; it was not used and is recorded cut to that size",
+                           transcript=[record])
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}…[cut: {len(text):,} characters in all]"
+
+
+def _discarded(message: dict[str, Any], reason: str) -> dict[str, Any]:
+    return {**message, "discarded": reason}
+
+
+def _with_user_note(wire: list[dict[str, Any]], note: str) -> list[dict[str, Any]]:
+    """``wire`` plus a user note, merged into a final user message (templates that demand
+    alternating roles refuse two user turns in a row)."""
+    if wire and wire[-1].get("role") == "user" and isinstance(wire[-1].get("content"), str):
+        return wire[:-1] + [{**wire[-1], "content": f"{wire[-1]['content']}\n\n{note}"}]
+    return wire + [{"role": "user", "content": note}]
+
+
+def _completion_problem(response: Any) -> str | None:
+    """Why ``response`` is not a usable chat completion, or None."""
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list):
+        return "no 'choices' list"
+    if not choices:
+        return "'choices' is empty"
+    if getattr(choices[0], "message", None) is None:
+        return "the first choice has no 'message'"
+    return None
+
+
+def _listing_problem(listing: Any) -> str | None:
+    data = getattr(listing, "data", None)
+    return None if isinstance(data, list) else "no 'data' list"
+
+
+def _only_model(listing: Any, error: type, kind: str | None, *, base_url: str | None = None) -> str:
+    names = [m.id for m in listing.data if isinstance(getattr(m, "id", None), str)]
+    if len(names) == 1:
+        return names[0]
+    message = (f"no model configured and the server lists {len(names)} models "
+               f"({', '.join(names[:5]) or 'none'}); pass --model")
+    raise error(kind, message) if kind is not None else error(message, base_url=base_url)
+
+
+def _cause_text(exc: BaseException) -> str:
+    """What really failed under an ``openai.APIConnectionError`` ("Connection error." says little)."""
+    cause = exc.__cause__ or exc.__context__
+    return f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)
 
 
 def _error_text(exc: Any) -> str:
@@ -521,8 +1144,9 @@ def _retry_after(response: Any) -> float | None:
     try:
         return max(0.0, float(value))
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        if parsed is None:
+        try:
+            parsed = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
             return None
         return max(0.0, parsed.timestamp() - time.time())
 
@@ -533,10 +1157,13 @@ def render_wire_messages(messages: list[dict[str, Any]], json_tools: list[dict[s
 
     ``json_tools`` set means the json protocol: the protocol and tool list are appended to
     the system prompt, assistant tool calls stay as the text the model wrote, and tool
-    results become (merged) user messages.
+    results become (merged) user messages. Messages flagged ``discarded`` (a cut-off reply
+    and the note that followed it) are records only and are never sent.
     """
     wire: list[dict[str, Any]] = []
     for message in messages:
+        if message.get("discarded"):
+            continue
         clean = {k: message[k] for k in _WIRE_KEYS if k in message}
         if json_tools is not None:
             if clean["role"] == "assistant":

@@ -11,17 +11,22 @@
    kept for ``finish``, so Plan-and-Execute is bounded by the env's ``max_steps``.
 3. **Reporter** (one call, no tools): reads every tool result and the worker's notes and
    answers ``{"answer", "route_index"}``; ``route_index`` points into the ``paths`` /
-   ``transits`` of the last route result.
+   ``transits`` of the last route result. A reporter that answers with a tool call anyway
+   (``finish(answer=…)``, natively or as ``{"name": "finish", "arguments": {…}}`` text) is
+   understood: its arguments are the report.
 
 The episode ends with ``finish(answer, intent, slots, plan, route_index)``, the plan being
 the planner's step labels. Messages are recorded in ``session.messages`` with an
 ``agent_role`` key; token usage is recorded per role (``planner``, ``worker``,
-``reporter``), each role may use its own model (``LLMConfig.role_models``).
+``reporter``), each role may use its own model (``LLMConfig.role_models``). A reply cut
+off at ``max_tokens`` is never used (see :meth:`LLMClient.complete`); the episode deadline,
+the circuit breaker and :meth:`PlanExecuteAgent.preflight` work as for ReAct.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,12 +89,57 @@ def parse_plan(text: str, fallback_goal: str) -> Plan:
 
 
 def parse_report(text: str) -> tuple[str, int | None]:
-    """``(answer, route_index)`` from the reporter's JSON; plain text is the answer itself."""
+    """``(answer, route_index)`` from the reporter's JSON; plain text is the answer itself.
+
+    ``{"answer", "route_index"}`` is the asked-for shape; a tool call written as text,
+    ``{"name": "finish", "arguments": {"answer", ...}}``, is read the same way.
+    """
     found = find_json_object(text or "")
     value = found[0] if found else None
+    report = _report_fields(value)
+    if report is not None:
+        return report
+    return (text or "").strip(), None
+
+
+def report_from_reply(reply: LLMReply) -> tuple[str, int | None]:
+    """The reporter's ``(answer, route_index)``: from a tool call carrying an ``answer``
+    argument if it made one (e.g. ``finish``), else from its text (:func:`parse_report`)."""
+    for call in reply.calls:
+        try:
+            arguments = json.loads(call.arguments)
+        except (TypeError, ValueError, RecursionError):
+            continue
+        report = _report_fields(arguments)
+        if report is not None:
+            return report
+    return parse_report(reply.content)
+
+
+def _report_fields(value: Any) -> tuple[str, int | None] | None:
+    if isinstance(value, dict) and isinstance(value.get("name"), str) and "answer" not in value:
+        arguments = value.get("arguments", value.get("parameters"))
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except (ValueError, RecursionError):
+                return None
+        value = arguments
     if isinstance(value, dict) and isinstance(value.get("answer"), str) and value["answer"].strip():
         return value["answer"].strip(), as_route_index(value.get("route_index"))
-    return (text or "").strip(), None
+    return None
+
+
+def worker_note(index: int, label: str, text: str) -> str:
+    """``"{index}. {label}: {text}"`` without doubling a prefix the worker already wrote:
+    ``"1. answer: …"``, ``"Step 1 (answer): …"``, ``"步骤1：…"`` or ``"answer: …"``."""
+    step = rf"\(?\s*{re.escape(label)}\s*\)?"
+    echo = re.compile(rf"^\s*(?:(?:step|步骤|第)\s*{index}\s*步?\s*(?:{step})?\s*[:：.、)]"
+                      rf"|{index}\s*[.)、]?\s*{step}\s*[:：]|{step}\s*[:：])\s*", re.IGNORECASE)
+    body = (text or "").strip()
+    while body and (stripped := echo.sub("", body, count=1)) != body:
+        body = stripped
+    return f"{index}. {label}: {body or '-'}"
 
 
 def as_route_index(value: Any) -> int | None:
@@ -123,7 +173,12 @@ class PlanExecuteAgent(Agent):
         self.client = client or LLMClient(config)
         self.worker_turns_per_step = worker_turns_per_step
         self.model = config.models_label(ROLES)
+        self.episode_timeout_s = config.episode_timeout_s
         self._served: dict[str, str] = {}  # the model each role's server reported
+
+    def preflight(self) -> dict[str, Any]:
+        """One 1-token request per distinct role model; raises ``EndpointError`` if the endpoint cannot serve the run."""
+        return self.client.preflight(ROLES)
 
     # ------------------------------------------------------------------ episode
     def play(self, session: EpisodeSession) -> None:
@@ -136,8 +191,12 @@ class PlanExecuteAgent(Agent):
 
     def _ask(self, session: EpisodeSession, role: str, messages: list[dict[str, Any]],
              tools: list[dict[str, Any]] | None = None) -> LLMReply:
-        reply = self.client.complete(messages, role=role, tools=tools)
-        session.add_usage(role, reply.input_tokens, reply.output_tokens)
+        try:
+            reply = self.client.complete(messages, role=role, tools=tools, session=session)
+        except AgentFailure as exc:
+            exc.transcript = [{**m, "agent_role": role} for m in exc.transcript]
+            raise
+        session.messages.extend({**m, "agent_role": role} for m in reply.discarded)
         self._served[role] = reply.model
         self.model = models_label({r: self._served.get(r) or self.config.model_for(r) for r in ROLES})
         self._say(session, role, messages, reply.message)
@@ -183,7 +242,7 @@ class PlanExecuteAgent(Agent):
             for _ in range(self.worker_turns_per_step):
                 reply = self._ask(session, "worker", messages, tools)
                 if not reply.calls:
-                    notes.append(f"{index}. {step.step}: {reply.content or '-'}")
+                    notes.append(worker_note(index, step.step, reply.content))
                     break
                 for call in reply.calls:
                     if call.name == "finish":
@@ -213,7 +272,7 @@ class PlanExecuteAgent(Agent):
             "reporter_input", language, task=task_message(session, language),
             plan=", ".join(s.step for s in plan.steps), evidence=evidence or "-", notes="\n".join(notes) or "-")})
         reply = self._ask(session, "reporter", messages)
-        answer, route_index = parse_report(reply.content)
+        answer, route_index = report_from_reply(reply)
         return answer, route_index if has_route else None
 
     @staticmethod

@@ -7,21 +7,40 @@ the env. The driver hands out work, writes each (episode_id, sample_index) exact
 when an actor dies mid-episode (killed process, crashed node) it starts a replacement and
 re-runs the unfinished episodes: nothing is lost and nothing is duplicated. Results are the
 same as the local backend's for deterministic agents, because per-episode seeds do not depend
-on which worker ran the episode.
+on which worker ran the episode. Every guarantee of :mod:`mobility_agents.runner` (lock,
+resume checks, preflight, fatal errors, signals) holds here too.
+
+**The local cluster** (no ``address``) is this run's own: every Ray server binds 127.0.0.1
+only (the node address is the loopback; checked with ``ss -ltnp`` on Ray 2.60: GCS, raylet,
+workers, agents), ``num_cpus`` is at most ``workers``, no dashboard, no usage reporting. It
+is shut down when the run ends, however it ends: normally and on SIGTERM/SIGHUP/Ctrl-C by
+``ray.shutdown()``; when the driver is killed (SIGKILL) Ray's own fate sharing takes the GCS
+and raylet down and a watchdog process (:func:`watchdog_main`, Linux) kills what outlives them
+(the dashboard and runtime-env agents). With ``address`` the driver only joins that cluster
+and disconnects at the end. A Ray already initialized by the caller is used as it is.
 """
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import os
+import subprocess
+import sys
 import threading
+import time
 from collections import deque
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from mobility_env.errors import ConfigError
 
-from .runner import RESULTS_FILE, RunConfig, RunWriter, _progress, pending_work, prepare_run, read_results, select_episodes
+from .runner import (RESULTS_FILE, STOP_GRACE_S, RunConfig, RunStopped, RunWriter, WorkItem, _progress, _scenario,
+                     abandon_run_dir, describe_data, fatal_error_name, fatal_failure, open_run_data, open_run_dir,
+                     pending_work, read_results, run_preflight, select_episodes, start_run, stopped_message,
+                     terminate_on_signals, worker_failure_record)
 
 MAX_REPLACEMENTS = 16
+WAIT_S = 0.5  # ray.wait slice: the driver stays responsive to signals
 
 
 class RolloutWorker:
@@ -47,81 +66,267 @@ class RolloutWorker:
         return self.local.agent.run_episode(self.local.env, episode_id, seed=seed, sample_index=sample_index)
 
 
-def _ensure_ray(address: str | None, workers: int):
+# --------------------------------------------------------------------------- the cluster
+@contextlib.contextmanager
+def _loopback_node() -> Iterator[None]:
+    """Make Ray pick 127.0.0.1 as this node's address while ``ray.init`` starts a cluster.
+
+    ``ray.init(_node_ip_address="127.0.0.1")`` is rewritten to the host's address by Ray; the
+    switch Ray uses for its local-only clusters (macOS, Windows) is ``ENABLE_RAY_CLUSTER``: with
+    it off the node address is the loopback and every server binds there.
+    """
+    try:
+        from ray._private import ray_constants
+    except ImportError:  # another Ray layout: fall back to Ray's defaults
+        yield
+        return
+    previous = getattr(ray_constants, "ENABLE_RAY_CLUSTER", None)
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = previous
+
+
+@contextlib.contextmanager
+def ray_cluster(address: str | None, workers: int) -> Iterator[Any]:
+    """``ray`` connected for one run; a cluster started here is stopped here (see module docstring)."""
     import ray
 
-    if not ray.is_initialized():
-        if address:
-            ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
-        else:
+    if ray.is_initialized():
+        yield ray
+        return
+    watchdog = None
+    if address:
+        try:
+            ray.init(address=address, log_to_driver=False)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise ConfigError(f"--address {address}: cannot join that Ray cluster ({str(exc).strip()[:300]})") from exc
+    else:
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        with _loopback_node():
             ray.init(num_cpus=max(1, min(workers, os.cpu_count() or 1)), include_dashboard=False,
-                     ignore_reinit_error=True, log_to_driver=False)
-    return ray
+                     log_to_driver=False)
+        watchdog = start_watchdog(ray)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+        if watchdog is not None:
+            stop_watchdog(watchdog)
 
 
+def _ray_children(ray_dir: str) -> list[int]:
+    """Pids of this process's children that run Ray's programs (GCS, raylet, agents...)."""
+    own = str(os.getpid())
+    children = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                ppid = handle.read().rsplit(b")", 1)[1].split()[1].decode()
+            if ppid != own:
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                if ray_dir.encode() in handle.read():
+                    children.append(int(entry))
+        except (OSError, IndexError):
+            continue
+    return children
+
+
+def start_watchdog(ray: Any) -> subprocess.Popen | None:
+    """A process that kills this run's Ray processes once the driver is gone (Linux only)."""
+    if not os.path.isdir("/proc"):
+        return None
+    roots = _ray_children(os.path.dirname(ray.__file__))
+    if not roots:
+        return None
+    try:
+        source = inspect.getsource(watchdog_main) + f"\nwatchdog_main({roots!r})\n"
+    except (OSError, TypeError):  # installed without sources: Ray's own fate sharing only
+        return None
+    return subprocess.Popen([sys.executable, "-c", source], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+
+
+def stop_watchdog(watchdog: subprocess.Popen) -> None:
+    """Close the driver's end of the pipe (the watchdog cleans up and exits) and wait a little for it."""
+    with contextlib.suppress(OSError):
+        watchdog.stdin.close()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        watchdog.wait(timeout=15)
+
+
+def watchdog_main(roots: list[int], poll_s: float = 0.5, grace_s: float = 1.0) -> None:
+    """Track the Ray processes under ``roots``; when stdin closes (the driver exited or was
+    killed), SIGTERM every one still alive, then SIGKILL what remains after ``grace_s``.
+
+    Runs as ``python -c`` with this function's own source: it imports nothing of the project.
+    A process is identified by (pid, start time), so a reused pid is never killed.
+    """
+    import os
+    import select
+    import signal
+    import sys
+    import time
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    def table() -> dict[int, tuple[int, str]]:
+        processes = {}
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat", "rb") as handle:
+                        fields = handle.read().rsplit(b")", 1)[1].split()
+                    processes[int(entry)] = (int(fields[1]), fields[19].decode())
+                except (OSError, IndexError, ValueError):
+                    continue
+        return processes
+
+    tracked: dict[int, str] = {}
+
+    def refresh() -> dict[int, tuple[int, str]]:
+        processes = table()
+        for pid in roots:
+            if pid in processes:
+                tracked.setdefault(pid, processes[pid][1])
+        changed = True
+        while changed:
+            changed = False
+            for pid, (ppid, start) in processes.items():
+                if ppid in tracked and pid not in tracked and pid != os.getpid():
+                    tracked[pid] = start
+                    changed = True
+        return processes
+
+    while True:
+        refresh()
+        readable, _, _ = select.select([sys.stdin], [], [], poll_s)
+        if readable and not os.read(sys.stdin.fileno(), 4096):
+            break
+    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 0.0)):
+        processes = refresh()
+        alive = [pid for pid, start in tracked.items() if processes.get(pid, (0, None))[1] == start]
+        for pid in alive:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        deadline = time.monotonic() + wait
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.1)
+            processes = table()
+            alive = [pid for pid in alive if processes.get(pid, (0, None))[1] == tracked[pid]]
+
+
+# --------------------------------------------------------------------------- the run
 def run_ray(agent_factory: Callable[[], Any], config: RunConfig, *, address: str | None = None,
-            concurrency: int = 1, on_submit: Callable[[Any, tuple[str, int, int]], None] | None = None) -> list[dict[str, Any]]:
+            concurrency: int = 1, on_submit: Callable[[Any, WorkItem], None] | None = None) -> list[dict[str, Any]]:
     """Run ``config`` on Ray actors; see module docstring. ``on_submit`` is a test hook."""
-    from mobility_env.store import resolve_data
-
     if config.workers < 1:
         raise ConfigError("--workers must be at least 1")
-    ray = _ensure_ray(address, config.workers)
-    from ray.exceptions import RayActorError, RayTaskError
+    if concurrency < 1:
+        raise ConfigError("--concurrency must be at least 1")
+    data = open_run_data(config.data, config.env_kwargs.get("lookup_config"))
+    ids = select_episodes(data.store.ids, data.store.task_scenario, config)
+    if config.log:
+        for line in describe_data(data.info):
+            config.log(line)
+    session, previous = open_run_dir(config, data)
+    try:
+        run_preflight(agent_factory())
+    except BaseException:
+        abandon_run_dir(session, config.out_dir)
+        raise
+    try:
+        with terminate_on_signals():
+            start_run(config, data, session, previous, backend="ray")
+            work = pending_work(ids, config, session.done)
+            if work:
+                # again inside: ray.init installs its own SIGTERM handler (sys.exit)
+                with ray_cluster(address, config.workers) as ray, terminate_on_signals():
+                    _drive(ray, agent_factory, config, data, work, concurrency, on_submit)
+    finally:
+        session.release()
+    return read_results(config.out_dir / RESULTS_FILE)
 
-    store = resolve_data(config.data, config.env_kwargs.get("lookup_config"))
-    ids = select_episodes(store.ids, store.task_scenario, config)
-    done = prepare_run(config)
-    queue = deque(pending_work(ids, config, done))
-    actor_class = ray.remote(num_cpus=0.5 if concurrency == 1 else 0.25, max_concurrency=max(1, concurrency))(RolloutWorker)
+
+def _drive(ray: Any, agent_factory: Callable[[], Any], config: RunConfig, data: Any, work: list[WorkItem],
+           concurrency: int, on_submit: Callable[[Any, WorkItem], None] | None) -> None:
+    from ray.exceptions import RayActorError, RayError, RayTaskError
+
+    queue = deque(work)
+    actor_class = ray.remote(num_cpus=0.5 if concurrency == 1 else 0.25, max_concurrency=concurrency)(RolloutWorker)
+
+    actors: list[Any] = []
 
     def new_actor():
-        return actor_class.remote(agent_factory, config.data, config.env_kwargs)
+        # the absolute path: a worker's working directory need not be the driver's
+        actors.append(actor_class.remote(agent_factory, data.path, config.env_kwargs))
+        return actors[-1]
 
-    actors = [new_actor() for _ in range(min(config.workers, max(1, len(queue))))]
-    in_flight: dict[Any, tuple[Any, tuple[str, int, int]]] = {}
+    for _ in range(min(config.workers, len(queue))):
+        new_actor()
+    in_flight: dict[Any, tuple[Any, WorkItem]] = {}
     written: set[tuple[str, int]] = set()
-    writer = RunWriter(config.out_dir)
+    writer = RunWriter(config.out_dir, config.log)
     bar = _progress(len(queue), config.progress, "episodes (ray)")
-    replacements = 0
+    replacements, fatal, deadline = 0, None, None
 
     def submit(actor) -> None:
-        if queue:
+        if queue and fatal is None:
             item = queue.popleft()
-            ref = actor.play.remote(*item)
-            in_flight[ref] = (actor, item)
+            in_flight[actor.play.remote(*item)] = (actor, item)
             if on_submit is not None:
                 on_submit(actor, item)
 
     try:
-        for actor in actors:
-            for _ in range(max(1, concurrency)):
+        for actor in list(actors):
+            for _ in range(concurrency):
                 submit(actor)
-        while in_flight:
-            ready, _ = ray.wait(list(in_flight), num_returns=1)
+        while in_flight and (deadline is None or time.monotonic() < deadline):
+            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=WAIT_S)
+            if not ready:
+                continue
             ref = ready[0]
             actor, item = in_flight.pop(ref)
             try:
                 record = ray.get(ref)
-            except RayActorError:
+            except RayActorError as exc:
                 # The actor died: requeue its unfinished work and replace it once.
-                replacements += 1
-                if replacements > MAX_REPLACEMENTS:
-                    raise ConfigError(f"{replacements} Ray workers died; giving up (see the Ray logs)")
-                lost = [item] + [it for r, (a, it) in list(in_flight.items()) if a == actor]
+                lost = [item] + [it for a, it in in_flight.values() if a == actor]
                 for r in [r for r, (a, _) in in_flight.items() if a == actor]:
                     in_flight.pop(r)
+                if fatal is not None:  # stopping anyway: those episodes run on --resume
+                    continue
+                replacements += 1
+                if replacements > MAX_REPLACEMENTS:
+                    last = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+                    raise ConfigError(f"{replacements} Ray workers died; giving up (last: {last}; see the Ray logs)")
                 queue.extendleft(reversed(lost))
                 replacement = new_actor()
-                for _ in range(max(1, concurrency)):
+                for _ in range(concurrency):
                     submit(replacement)
                 continue
-            except RayTaskError as exc:  # an error outside the agent's own guard: record it
-                record = _failure_record(item, exc, store.task_scenario(item[0]))
-            key = (record["result"]["episode_id"], int(record["result"]["sample_index"]))
-            if key not in written:
-                writer.write(record)
-                written.add(key)
+            except RayTaskError as exc:  # an error outside the agent's own guard
+                name = fatal_error_name(exc)
+                if name is not None:
+                    fatal = fatal or (name, str(getattr(exc, "cause", None) or exc).strip().splitlines()[-1])
+                    deadline = deadline or time.monotonic() + STOP_GRACE_S
+                    continue
+                record = worker_failure_record(item, getattr(exc, "cause", None) or exc, _scenario(data.store, item[0]))
+            failure = fatal_failure(record)
+            if failure is not None:
+                fatal = fatal or (failure["type"], failure.get("message", ""))
+                deadline = deadline or time.monotonic() + STOP_GRACE_S
+                continue
+            if item[:2] not in written:
+                writer.write(item, record)
+                written.add(item[:2])
                 if bar:
                     bar.update()
             submit(actor)
@@ -129,16 +334,8 @@ def run_ray(agent_factory: Callable[[], Any], config: RunConfig, *, address: str
         writer.close()
         if bar:
             bar.close()
-    return read_results(config.out_dir / RESULTS_FILE)
-
-
-def _failure_record(item: tuple[str, int, int], exc: Exception, scenario: str) -> dict[str, Any]:
-    from mobility_env.episode import FAMILY_OF
-
-    episode_id, sample_index, seed = item
-    failure = {"type": "worker_error", "message": str(exc)[:500]}
-    return {"result": {"episode_id": episode_id, "sample_index": sample_index, "metrics": {}, "verdict": None,
-                       "failure": failure,
-                       "seed": seed, "input_tokens": 0, "output_tokens": 0, "task_scenario": scenario,
-                       "intent_family": FAMILY_OF.get(scenario), "total_reward": 0.0, "steps": 0},
-            "trajectory": {"episode_id": episode_id, "sample_index": sample_index, "steps": [], "failure": failure}}
+        for actor in actors:  # on a cluster that outlives the run, its workers must not
+            with contextlib.suppress(RayError, ValueError):
+                ray.kill(actor)
+    if fatal is not None:
+        raise RunStopped(stopped_message(*fatal, config.out_dir, writer.written, len(work) - writer.written))

@@ -10,10 +10,15 @@ The loop, per model turn (at most ``LLMConfig.max_steps`` turns):
    ``schema_error``…) and the model gets to fix it. A rejected ``finish`` is fed back too;
 3. stop when the episode ends (a valid ``finish``, or the env's step limit). A reply in
    plain text without a tool call is the model's answer: it is sent as ``finish(answer=text)``.
+   A reply cut off at ``max_tokens`` is never executed or sent as the answer (the client
+   asks once more for a shorter one; two in a row end the episode as ``truncated_reply``).
 
-Every message is recorded in ``session.messages`` and every call's token usage under the
-role ``react``. Model-server problems raise ``AgentFailure`` from :class:`LLMClient`; the
-runner records them as the episode's failure (scored DR = 0).
+Every message is recorded in ``session.messages`` (a discarded cut-off reply too, flagged
+``"discarded"``), every reply's token usage under the role ``react`` and the request counts
+in ``session.model_calls``. Model-server problems raise ``AgentFailure`` from
+:class:`LLMClient` (recorded as the episode's failure, scored DR = 0; ``deadline`` once
+``LLMConfig.episode_timeout_s`` has passed) or :class:`~mobility_agents.llm.EndpointDown`,
+which stops the run. :meth:`ReActAgent.preflight` checks the endpoint before a run.
 
 Example::
 
@@ -64,6 +69,11 @@ class ReActAgent(Agent):
         self.config = config
         self.client = client or LLMClient(config)
         self.model = config.model_for(ROLE)
+        self.episode_timeout_s = config.episode_timeout_s
+
+    def preflight(self) -> dict[str, Any]:
+        """One 1-token request to the endpoint; raises ``EndpointError`` if it cannot serve the run."""
+        return self.client.preflight((ROLE,))
 
     def play(self, session: EpisodeSession) -> None:
         language = self.config.language
@@ -72,9 +82,9 @@ class ReActAgent(Agent):
         messages.append({"role": "system", "content": render_prompt("react_system", language, max_steps=max_actions)})
         messages.append({"role": "user", "content": task_message(session, language)})
         for _ in range(self.config.max_steps):
-            reply = self.client.complete(messages, role=ROLE, tools=session.tools)
+            reply = self.client.complete(messages, role=ROLE, tools=session.tools, session=session)
             self.model = reply.model or self.model
-            session.add_usage(ROLE, reply.input_tokens, reply.output_tokens)
+            messages.extend(reply.discarded)
             messages.append(reply.message)
             if reply.calls:
                 execute_tool_calls(session, reply, messages)

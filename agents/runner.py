@@ -1,38 +1,93 @@
 """Run an agent over many episodes and write ``results.jsonl`` / ``trajectories.jsonl``.
 
-Guarantees:
+Guarantees (both backends; the Ray one is :mod:`mobility_agents.ray_runner`):
 
-* **incremental**: one JSON line per finished (episode, sample), flushed as it finishes;
+* **incremental**: one JSON line per finished (episode, sample), flushed as it finishes, the
+  trajectory line before its result line;
+* **never lost to text**: lines are written by :func:`mobility_env.runfiles.json_line`, so a
+  model's cut emoji (a lone surrogate) or any other text is stored, not a crash; a record
+  that still cannot be written is reported and re-run on ``--resume``, the run goes on;
+* **one writer**: the run directory is locked (``run.lock``, ``fcntl.flock``) for the whole
+  run; a second run on it fails fast, naming the holder's pid;
 * **resumable**: ``resume=True`` skips every (episode_id, sample_index) already in
-  ``results.jsonl``; a line cut by a crash is dropped and that episode re-run; nothing is
-  overwritten, and without ``resume`` an existing non-empty run directory is refused;
-  ``retry_failed=True`` also re-runs episodes whose latest result is a recorded failure (a
-  model server that was down), appending the new line: readers keep the last line per key;
+  ``results.jsonl``; a line cut by a crash is removed from every append-only file (and a
+  trajectory whose result never landed) and that episode re-run; nothing is overwritten, and
+  without ``resume`` an existing non-empty run directory is refused; ``retry_failed=True``
+  also re-runs episodes whose latest result is a recorded failure (a model server that was
+  down), appending the new line: readers keep the last line per key;
+* **never mixed**: ``run.json`` records what the run is (agent, model, data fingerprint,
+  seed, env and LLM settings); resuming with something else raises :class:`ResumeMismatch`
+  unless ``force_resume`` says otherwise (the session is then recorded in ``run.json``);
 * **isolated failures**: an agent error is that episode's recorded failure, not the run's;
+  except :data:`FATAL_ERRORS` (``FatalAgentError``, e.g. ``EndpointDown``: the model server
+  is unreachable), which stop the run with :class:`RunStopped` (exit status 3 on the command
+  line) and keep everything written; the episode it hit is not written and runs on ``--resume``;
+* **preflight**: ``agent.preflight()`` runs once before any episode;
 * **deterministic seeds**: the seed of (episode_id, sample_index) depends only on the run
-  seed, never on order or backend.
+  seed, never on order or backend;
+* **signals**: SIGTERM and SIGHUP end the run like Ctrl-C (:class:`Terminated`, a
+  ``KeyboardInterrupt``): files closed, lock released, Ray shut down; a line is never cut by
+  them (they are held while a record is written).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import queue
+import signal
+import socket
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
-from mobility_env.errors import ConfigError
-from mobility_env.runfiles import RESULTS_FILE, RUN_FILE, TRAJECTORIES_FILE, read_results, record_key
+from mobility_env.errors import ConfigError, DataFileError, MobilityEnvError
+from mobility_env.runfiles import (APPEND_ONLY_FILES, RESULTS_FILE, RUN_FILE, TRAJECTORIES_FILE, RunLock,
+                                   count_lines, data_fingerprint, drop_last_line, json_line, json_text, read_json_file,
+                                   read_results, read_run_info, record_key, repair_tail, write_text_atomic)
 
-__all__ = ["RESULTS_FILE", "TRAJECTORIES_FILE", "RunConfig", "episode_seed", "read_results", "run_local"]
-
+__all__ = ["RESULTS_FILE", "TRAJECTORIES_FILE", "ResumeMismatch", "RunConfig", "RunStopped", "Terminated",
+           "episode_seed", "open_run_data", "read_results", "run_local"]
 
 AgentFactory = Callable[[], Any]
+WorkItem = tuple[str, int, int]  # (episode_id, sample_index, seed)
+
+#: Exception classes (by name, anywhere in the class's MRO) that stop a whole run:
+#: ``mobility_agents.base.FatalAgentError`` and its subclasses such as ``llm.EndpointDown``.
+FATAL_ERRORS = frozenset({"FatalAgentError", "EndpointDown"})
+#: After a fatal error, how long to wait for episodes already in flight before stopping.
+STOP_GRACE_S = 30.0
+#: Consecutive records that could not be written before the run gives up (a full disk).
+MAX_WRITE_FAILURES = 3
+#: Rejections of the load report kept in run.json (the count is always complete).
+MAX_STORED_REJECTIONS = 100
+
+
+class RunStopped(MobilityEnvError):
+    """A fatal error (the model endpoint is down) stopped the run; what was written is kept."""
+
+    exit_code = 3
+
+
+class ResumeMismatch(ConfigError):
+    """``--resume`` with another agent, data, model or config than the run recorded."""
+
+
+class RunWriteError(MobilityEnvError):
+    """Records of the run could not be written several times in a row (disk full, permissions)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP arrived; raised in the main thread so every ``finally`` runs."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(f"terminated by {signal.Signals(signum).name}")
 
 
 def episode_seed(run_seed: int, episode_id: str, sample_index: int) -> int:
@@ -42,7 +97,12 @@ def episode_seed(run_seed: int, episode_id: str, sample_index: int) -> int:
 
 @dataclass
 class RunConfig:
-    """What to run; see ``mobility-env run --help`` for the meaning of each field."""
+    """What to run; see ``mobility-env run --help`` for the meaning of each field.
+
+    ``identity`` holds what else makes two sessions the same run (the CLI puts the agent and
+    its LLM settings there); the runner adds the data fingerprint, seed and env options.
+    ``log`` receives the runner's notes (data and load report); None keeps it quiet.
+    """
 
     out_dir: Path
     data: str | None = None
@@ -53,71 +113,408 @@ class RunConfig:
     seed: int = 0
     resume: bool = False
     retry_failed: bool = False
+    force_resume: bool = False
     workers: int = 1
     progress: bool = True
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    identity: dict[str, Any] = field(default_factory=dict)
+    log: Callable[[str], None] | None = None
 
     def __post_init__(self) -> None:
         self.out_dir = Path(self.out_dir)
 
 
+# --------------------------------------------------------------------------- data
+@dataclass
+class RunData:
+    """The episodes of a run and what ``run.json`` says about where they came from."""
+
+    store: Any
+    info: dict[str, Any]
+
+    @property
+    def path(self) -> str:
+        return self.info["data_path"]
+
+
+def open_run_data(data: str | os.PathLike | None, lookup_config: Any = None) -> RunData:
+    """Open ``data`` (None = the bundled set) and describe it: path, kind, fingerprint, load report."""
+    from mobility_env.build import EPISODES_FILE, MANIFEST_FILE
+    from mobility_env.loaders import load_episodes
+    from mobility_env.sandbox import Sandbox
+    from mobility_env.store import EpisodeStore, default_data_path, resolve_data
+
+    path = default_data_path() if data is None else Path(data)
+    if not path.exists():
+        raise DataFileError(path, "no such file or directory; --data takes a built directory "
+                                  "(`mobility-env build`) or an official CSV/XLSX/JSONL file")
+    path = path.resolve()
+    if path.is_dir():
+        if not (path / EPISODES_FILE).exists():
+            raise DataFileError(path, f"a directory without {EPISODES_FILE}: not a built directory; "
+                                      "build one with `mobility-env build SRC --out DIR`")
+        store = resolve_data(path, lookup_config)
+        manifest = _read_manifest(path / MANIFEST_FILE)
+        report = manifest.get("load_report") if isinstance(manifest.get("load_report"), dict) else None
+        kind = "bundled" if data is None else "built"
+    else:
+        episodes = load_episodes(path)
+        if not episodes:
+            raise DataFileError(path, f"no usable episodes ({episodes.report.summary()})")
+        store = EpisodeStore(Sandbox.from_episodes(episodes, lookup_config), episodes=list(episodes))
+        report = episodes.report.to_dict()
+        kind = "file"
+    if report is not None and len(report.get("rejected") or []) > MAX_STORED_REJECTIONS:
+        report = {**report, "rejected_count": len(report["rejected"]),
+                  "rejected": report["rejected"][:MAX_STORED_REJECTIONS]}
+    info = {"data": None if data is None else str(data), "data_path": str(path), "data_kind": kind,
+            "data_fingerprint": data_fingerprint(path), "episodes_in_data": len(store.ids), "load_report": report}
+    return RunData(store=store, info=info)
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    manifest = read_json_file(path)
+    return manifest if isinstance(manifest, dict) else {}
+
+
+def describe_data(info: dict[str, Any]) -> list[str]:
+    """Lines telling the user what was loaded: path, counts, repairs, the first rejections."""
+    lines = [f"data: {info['data_path']} ({info['data_kind']}, {info['episodes_in_data']} episodes)"]
+    report = info.get("load_report") or {}
+    if "loaded" not in report:
+        if report:
+            lines.append("load report: " + json_text(report)[:300])
+        return lines
+    rejected = report.get("rejected") or []
+    n_rejected = report.get("rejected_count", len(rejected))
+    notes = report.get("repairs_by_kind") or {}
+    line = (f"load report: {report.get('loaded', 0)} loaded ({report.get('repaired', 0)} repaired), "
+            f"{n_rejected} rejected")
+    if notes:
+        line += "; notes: " + ", ".join(f"{k}={v}" for k, v in sorted(notes.items()))
+    lines.append(line)
+    for rejection in rejected[:5]:
+        where = f"{Path(str(rejection.get('file', ''))).name}, row {rejection.get('row')}"
+        if rejection.get("column"):
+            where += f", column {rejection['column']!r}"
+        lines.append(f"  rejected: {where}: {rejection.get('reason')}")
+    if n_rejected > 5:
+        lines.append(f"  ... and {n_rejected - 5} more rejected row(s) (listed in run.json)")
+    if notes.get("missing_response"):
+        lines.append(f"warning: {notes['missing_response']} gold call(s) have no recorded response (a missing or "
+                     "empty response column?); replaying them misses, which lowers every agent's scores on this data")
+    return lines
+
+
 def select_episodes(all_ids: list[str], scenario_of: Callable[[str], str], config: RunConfig) -> list[str]:
+    if config.limit is not None and config.limit < 1:
+        raise ConfigError(f"--limit must be at least 1, got {config.limit}")
     ids = list(config.episode_ids) if config.episode_ids else list(all_ids)
     unknown = sorted(set(ids) - set(all_ids))
     if unknown:
-        raise ConfigError(f"unknown episode id(s): {', '.join(unknown[:5])}")
+        raise ConfigError(f"unknown episode id(s): {', '.join(unknown[:5])}"
+                          + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""))
     if config.scenarios:
+        counts: dict[str, int] = {}
+        for episode_id in all_ids:
+            scenario = scenario_of(episode_id)
+            counts[scenario] = counts.get(scenario, 0) + 1
+        known = {s.lower() for s in counts}
+        bad = [s for s in config.scenarios if s.lower() not in known]
+        if bad:
+            valid = "; ".join(f"{name!r} ({n})" for name, n in sorted(counts.items()))
+            raise ConfigError(f"no episode has scenario {', '.join(repr(s) for s in bad)}; "
+                              f"scenarios in this data (episodes): {valid}")
         wanted = {s.lower() for s in config.scenarios}
         ids = [e for e in ids if scenario_of(e).lower() in wanted]
         if not ids:
-            raise ConfigError(f"no episode has scenario {', '.join(config.scenarios)}")
+            raise ConfigError(f"no selected episode has scenario {', '.join(config.scenarios)}")
     if config.limit is not None:
         ids = ids[: config.limit]
     return ids
 
 
+# --------------------------------------------------------------------------- writing
+def worker_failure_record(item: WorkItem, exc: BaseException, scenario: str | None) -> dict[str, Any]:
+    """The result and trajectory of an episode that failed outside the agent's own guard."""
+    from mobility_env.episode import FAMILY_OF
+
+    episode_id, sample_index, seed = item
+    failure = {"type": "worker_error", "error": type(exc).__name__, "message": str(exc)[:500]}
+    return {"result": {"episode_id": episode_id, "sample_index": sample_index, "metrics": {}, "verdict": None,
+                       "failure": failure, "seed": seed, "input_tokens": 0, "output_tokens": 0,
+                       "task_scenario": scenario, "intent_family": FAMILY_OF.get(scenario or ""),
+                       "total_reward": 0.0, "steps": 0,
+                       "model_calls": {"requests": 0, "retries": 0, "timeouts": 0, "cutoffs": 0, "wall_s": 0.0}},
+            "trajectory": {"episode_id": episode_id, "sample_index": sample_index, "steps": [], "failure": failure}}
+
+
 class RunWriter:
-    """Appends result and trajectory lines, thread-safe, flushed per line."""
+    """Appends result and trajectory lines, thread-safe, flushed per line.
 
-    def __init__(self, out_dir: Path):
+    ``write`` never raises for what a record contains; an I/O error undoes the partial pair
+    (so no line is cut) and is counted; :data:`MAX_WRITE_FAILURES` in a row raise
+    :class:`RunWriteError`.
+    """
+
+    def __init__(self, out_dir: Path, log: Callable[[str], None] | None = None):
         self._lock = threading.Lock()
-        self._results = (out_dir / RESULTS_FILE).open("a", encoding="utf-8")
-        self._trajectories = (out_dir / TRAJECTORIES_FILE).open("a", encoding="utf-8")
+        self._log = log
+        self._results_path = out_dir / RESULTS_FILE
+        # unbuffered: a failed write leaves nothing in a buffer to surface with the next record
+        self._trajectories = (out_dir / TRAJECTORIES_FILE).open("ab", buffering=0)
+        self._results = self._results_path.open("ab", buffering=0)
+        self.written = 0
+        self.unwritten: list[tuple[str, int]] = []
+        self._failures_in_a_row = 0
 
-    def write(self, record: dict[str, Any]) -> None:
-        with self._lock:
-            # Trajectory first: a result line only exists once its trajectory is on disk.
-            self._trajectories.write(json.dumps(record["trajectory"], ensure_ascii=False) + "\n")
-            self._trajectories.flush()
-            self._results.write(json.dumps(record["result"], ensure_ascii=False) + "\n")
-            self._results.flush()
+    def write(self, item: WorkItem, record: Any) -> bool:
+        """Write ``record`` (an agent's ``{"result", "trajectory"}``) for ``item``; True when on disk."""
+        record = normalized_record(item, record)
+        lines = (json_line(record["trajectory"]).encode("utf-8"), json_line(record["result"]).encode("utf-8"))
+        handles = (self._trajectories, self._results)
+        with self._lock, _signals_held():
+            sizes = [os.fstat(handle.fileno()).st_size for handle in handles]
+            try:
+                # Trajectory first: a result line only exists once its trajectory is on disk.
+                for handle, line in zip(handles, lines):
+                    view = memoryview(line)
+                    while view:
+                        view = view[handle.write(view):]
+            except OSError as exc:
+                for handle, size in zip(handles, sizes):  # no cut line, no half pair
+                    with contextlib.suppress(OSError):
+                        os.ftruncate(handle.fileno(), size)
+                self.unwritten.append(item[:2])
+                self._failures_in_a_row += 1
+                if self._log:
+                    self._log(f"warning: could not write the result of {item[0]} sample {item[1]} ({exc}); "
+                              "it will be re-run on --resume")
+                if self._failures_in_a_row >= MAX_WRITE_FAILURES:
+                    raise RunWriteError(f"{self._failures_in_a_row} results in a row could not be written to "
+                                        f"{self._results_path.parent} ({exc}); stopping") from exc
+                return False
+            self._failures_in_a_row = 0
+            self.written += 1
+            return True
 
     def close(self) -> None:
-        self._results.close()
-        self._trajectories.close()
+        for handle in (self._results, self._trajectories):
+            with contextlib.suppress(OSError):
+                handle.close()
 
 
-def prepare_run(config: RunConfig) -> set[tuple[str, int]]:
-    """Create the run directory; return the (episode, sample) pairs already done."""
+def normalized_record(item: WorkItem, record: Any) -> dict[str, Any]:
+    """``record`` with its key set from ``item``; anything that is not a record becomes a worker failure."""
+    if not (isinstance(record, dict) and isinstance(record.get("result"), dict)):
+        return worker_failure_record(item, TypeError(f"the agent returned {type(record).__name__}, not a record"), None)
+    result = record["result"]
+    trajectory = record.get("trajectory") if isinstance(record.get("trajectory"), dict) else {}
+    for part in (result, trajectory):
+        part.setdefault("episode_id", item[0])
+        part.setdefault("sample_index", item[1])
+    if (result["episode_id"], result["sample_index"]) != item[:2]:
+        exc = ValueError(f"the agent's record names {result['episode_id']!r} sample {result['sample_index']}")
+        return worker_failure_record(item, exc, result.get("task_scenario"))
+    return {**record, "trajectory": trajectory}
+
+
+# --------------------------------------------------------------------------- fatal errors and signals
+def fatal_error_name(exc: BaseException | None) -> str | None:
+    """The :data:`FATAL_ERRORS` class name behind ``exc`` (its Ray ``cause`` and chain included)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        for cls in type(exc).__mro__:
+            if cls.__name__ in FATAL_ERRORS:
+                return cls.__name__
+        exc = getattr(exc, "cause", None) or exc.__cause__ or exc.__context__
+    return None
+
+
+def fatal_failure(record: Any) -> dict[str, Any] | None:
+    """A recorded failure of a fatal kind (an agent that caught ``EndpointDown`` itself)."""
+    if isinstance(record, dict) and isinstance(record.get("result"), dict):
+        failure = record["result"].get("failure")
+        if isinstance(failure, dict) and failure.get("type") in FATAL_ERRORS:
+            return failure
+    return None
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM/SIGHUP while a record is written (main thread, POSIX), so no line is cut."""
+    if not (_in_main_thread() and hasattr(signal, "pthread_sigmask")):
+        yield
+        return
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+@contextlib.contextmanager
+def terminate_on_signals() -> Iterator[None]:
+    """Turn SIGTERM and SIGHUP into :class:`Terminated` in the main thread while the run lasts."""
+    if not _in_main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Terminated(signum)
+
+    names = [s for s in ("SIGTERM", "SIGHUP") if hasattr(signal, s)]
+    previous = {name: signal.signal(getattr(signal, name), handler) for name in names}
+    try:
+        yield
+    finally:
+        for name, old in previous.items():
+            signal.signal(getattr(signal, name), old)
+
+
+def stopped_message(name: str, message: str, out_dir: Path, written: int, pending: int) -> str:
+    return (f"run stopped: {name}: {message} — {written} result(s) written this session are kept in "
+            f"{out_dir / RESULTS_FILE}; {pending} episode(s) not run. Fix the cause and continue with "
+            f"`mobility-env run --resume --out {out_dir}` (same options).")
+
+
+# --------------------------------------------------------------------------- the run directory
+@dataclass
+class RunSession:
+    """One process writing to a run directory: its lock and what was already done."""
+
+    lock: RunLock
+    done: set[tuple[str, int]]
+    created_dir: bool
+
+    def release(self) -> None:
+        self.lock.release()
+
+
+def run_identity(config: RunConfig, data: RunData) -> dict[str, Any]:
+    """What must be equal for two sessions to belong to one run (compared on ``--resume``)."""
+    identity = {"agent": config.meta.get("agent"), "model": config.meta.get("model"), **config.identity,
+                "data": data.info["data_fingerprint"], "seed": config.seed,
+                "env": {k: v for k, v in config.env_kwargs.items()}}
+    return json.loads(json_text(identity))  # the form it has in run.json
+
+
+def identity_differences(recorded: dict[str, Any], current: dict[str, Any],
+                         paths: tuple[str | None, str | None] = (None, None)) -> list[str]:
+    """What differs between two identities, readably (data named by path and short fingerprint)."""
+    def shown(key: str, value: Any, path: str | None) -> str:
+        if key == "data" and isinstance(value, str):
+            return f"{path or 'data'} ({value[:19]}…)"
+        return repr(value)
+
+    keys = list(recorded) + [k for k in current if k not in recorded]
+    return [f"{key}: the run has {shown(key, recorded.get(key), paths[0])}, this command "
+            f"{shown(key, current.get(key), paths[1])}" for key in keys if recorded.get(key) != current.get(key)]
+
+
+def open_run_dir(config: RunConfig, data: RunData) -> tuple[RunSession, dict[str, Any] | None]:
+    """Lock ``config.out_dir``, refuse a mixed or unintended resume; return the session and old run.json."""
     out = config.out_dir
-    results = out / RESULTS_FILE
-    if results.exists() and results.stat().st_size > 0 and not config.resume:
-        raise ConfigError(f"{out} already holds results; pass --resume to continue it or choose another --out")
-    out.mkdir(parents=True, exist_ok=True)
-    # trajectories.jsonl may hold a line whose result was never written: keep it, the
-    # readers pair them by (episode_id, sample_index) and the newest wins.
-    done = {record_key(r) for r in read_results(results, repair=True)
-            if not (config.retry_failed and r.get("failure"))}
-    run_meta = {"data": config.data, "seed": config.seed, "samples_per_episode": config.samples_per_episode,
-                **config.meta, "started": time.strftime("%Y-%m-%dT%H:%M:%S")}
-    (out / RUN_FILE).write_text(json.dumps(run_meta, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    return done
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file, not a run directory")
+    created = not out.exists()
+    lock = RunLock(out).acquire()
+    try:
+        results = out / RESULTS_FILE
+        if results.exists() and results.stat().st_size > 0 and not config.resume:
+            raise ConfigError(f"{out} already holds results; pass --resume to continue it or choose another --out")
+        previous = read_run_info(out) if config.resume else None
+        if previous is not None and isinstance(previous.get("identity"), dict):
+            differences = identity_differences(previous["identity"], run_identity(config, data),
+                                               (previous.get("data_path"), data.path))
+            if differences and not config.force_resume:
+                raise ResumeMismatch(f"--resume would mix two different runs in {out}: " + "; ".join(differences)
+                                     + ". Use another --out, or pass --force-resume to continue anyway "
+                                       "(the session is recorded in run.json)")
+    except BaseException:
+        lock.release()
+        raise
+    return RunSession(lock=lock, done=set(), created_dir=created), previous
 
 
-def pending_work(ids: Iterable[str], config: RunConfig, done: set[tuple[str, int]]) -> list[tuple[str, int, int]]:
+def abandon_run_dir(session: RunSession, out: Path) -> None:
+    """Release the lock; remove the directory again when this session created it and wrote nothing."""
+    session.release()
+    if session.created_dir:
+        with contextlib.suppress(OSError):
+            (out / "run.lock").unlink()
+            out.rmdir()
+
+
+def repair_run_files(out: Path) -> list[str]:
+    """Remove cut last lines of every append-only file, and a trajectory whose result never landed."""
+    notes = []
+    for name in APPEND_ONLY_FILES:
+        removed = repair_tail(out / name)
+        if removed:
+            notes.append(f"repaired {name}: removed a line cut by a crash ({removed} bytes)")
+    # Records are written in (trajectory, result) pairs: one trajectory more than results means
+    # the process died between the two writes; that episode is re-run.
+    if count_lines(out / TRAJECTORIES_FILE) == count_lines(out / RESULTS_FILE) + 1:
+        drop_last_line(out / TRAJECTORIES_FILE)
+        notes.append(f"repaired {TRAJECTORIES_FILE}: removed a trajectory whose result was never written")
+    return notes
+
+
+def start_run(config: RunConfig, data: RunData, session: RunSession, previous: dict[str, Any] | None,
+              backend: str) -> None:
+    """Repair the run files, read what is done, and write ``run.json`` with this session."""
+    out = config.out_dir
+    for note in repair_run_files(out):
+        if config.log:
+            config.log(note)
+    session.done = {record_key(r) for r in read_results(out / RESULTS_FILE)
+                    if not (config.retry_failed and r.get("failure"))}
+    identity = run_identity(config, data)
+    now = time.strftime("%Y-%m-%dT%H:%M:%S")
+    this_session = {"started": now, "pid": os.getpid(), "host": socket.gethostname(), "backend": backend,
+                    "workers": config.workers, "resume": config.resume, "retry_failed": config.retry_failed,
+                    "data_path": data.path, "argv": sys.argv[1:]}
+    previous = previous or {}
+    recorded = previous.get("identity") if isinstance(previous.get("identity"), dict) else None
+    if recorded is None:  # a new run (or one written before run.json recorded its identity)
+        run_info = {"format_version": 2, **config.meta, **data.info, "seed": config.seed,
+                    "samples_per_episode": config.samples_per_episode, "env": identity["env"],
+                    "identity": identity, "started": previous.get("started", now),
+                    "sessions": list(previous.get("sessions") or [])}
+    elif recorded == identity:  # the same run; the data may have moved
+        run_info = {**previous, **data.info}
+    else:  # --force-resume: the run stays what it was, this session says what it used
+        run_info = dict(previous)
+        this_session.update({"forced": True, "identity": identity, "data": data.info})
+    run_info["sessions"] = list(run_info.get("sessions") or []) + [this_session]
+    write_text_atomic(out / RUN_FILE, json_text(run_info, indent=2) + "\n")
+
+
+def pending_work(ids: Iterable[str], config: RunConfig, done: set[tuple[str, int]]) -> list[WorkItem]:
     return [(eid, k, episode_seed(config.seed, eid, k)) for eid in ids for k in range(config.samples_per_episode)
             if (eid, k) not in done]
+
+
+def run_preflight(agent: Any) -> None:
+    """``agent.preflight()`` once, before any episode; a fatal error becomes :class:`RunStopped`."""
+    check = getattr(agent, "preflight", None)
+    if not callable(check):
+        return
+    try:
+        check()
+    except Exception as exc:
+        name = fatal_error_name(exc)
+        if name is None:
+            raise
+        raise RunStopped(f"{name}: {exc} — checked before the first episode; nothing was run") from exc
 
 
 def _progress(total: int, enabled: bool, desc: str):
@@ -128,44 +525,120 @@ def _progress(total: int, enabled: bool, desc: str):
     return tqdm(total=total, desc=desc, unit="ep", file=sys.stderr, dynamic_ncols=True)
 
 
-def run_local(agent_factory: AgentFactory, config: RunConfig) -> list[dict[str, Any]]:
-    """Run in this process (``workers`` threads, one env and one agent each)."""
+def make_env(store: Any, env_kwargs: dict[str, Any]) -> Any:
+    """One env on ``store``; a bad env option is a ConfigError, not a traceback per worker."""
     from mobility_env.env import MobilityEnv
-    from mobility_env.store import resolve_data
-
-    store = resolve_data(config.data, config.env_kwargs.get("lookup_config"))
-    env_kwargs = {k: v for k, v in config.env_kwargs.items() if k != "lookup_config"}
-    ids = select_episodes(store.ids, store.task_scenario, config)
-    done = prepare_run(config)
-    work = pending_work(ids, config, done)
-    writer = RunWriter(config.out_dir)
-    bar = _progress(len(work), config.progress, "episodes")
-    local = threading.local()
-
-    def play(item: tuple[str, int, int]) -> dict[str, Any]:
-        if not hasattr(local, "env"):
-            local.env = MobilityEnv(store=store, **env_kwargs)
-            local.agent = agent_factory()
-        episode_id, sample_index, seed = item
-        return local.agent.run_episode(local.env, episode_id, seed=seed, sample_index=sample_index)
 
     try:
-        if config.workers <= 1:
-            for item in work:
-                writer.write(play(item))
+        return MobilityEnv(store=store, **env_kwargs)
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, MobilityEnvError):
+            raise
+        raise ConfigError(f"invalid environment option: {exc}") from exc
+
+
+# --------------------------------------------------------------------------- local backend
+def run_local(agent_factory: AgentFactory, config: RunConfig) -> list[dict[str, Any]]:
+    """Run in this process (``workers`` threads, one env and one agent each); see module docstring."""
+    if config.workers < 1:
+        raise ConfigError("--workers must be at least 1")
+    data = open_run_data(config.data, config.env_kwargs.get("lookup_config"))
+    store = data.store
+    env_kwargs = {k: v for k, v in config.env_kwargs.items() if k != "lookup_config"}
+    ids = select_episodes(store.ids, store.task_scenario, config)
+    if config.log:
+        for line in describe_data(data.info):
+            config.log(line)
+    first_env = make_env(store, env_kwargs)
+    session, previous = open_run_dir(config, data)
+    try:
+        probe = agent_factory()
+        run_preflight(probe)
+    except BaseException:
+        abandon_run_dir(session, config.out_dir)
+        raise
+    try:
+        start_run(config, data, session, previous, backend="local")
+        work = pending_work(ids, config, session.done)
+        _play_on_threads(agent_factory, probe, first_env, store, env_kwargs, work, config)
+    finally:
+        session.release()
+    return read_results(config.out_dir / RESULTS_FILE)
+
+
+def _play_on_threads(agent_factory: AgentFactory, probe: Any, first_env: Any, store: Any, env_kwargs: dict[str, Any],
+                     work: list[WorkItem], config: RunConfig) -> None:
+    """Play ``work`` on daemon threads; the main thread writes, handles signals and stops."""
+    todo: queue.Queue = queue.Queue()
+    for item in work:
+        todo.put(item)
+    outcomes: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    spare = [(probe, first_env)]
+    spare_lock = threading.Lock()
+
+    def worker() -> None:
+        agent = env = None
+        while not stop.is_set():
+            try:
+                item = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                if agent is None:
+                    with spare_lock:
+                        agent, env = spare.pop() if spare else (None, None)
+                    if agent is None:
+                        agent, env = agent_factory(), make_env(store, env_kwargs)
+                record = agent.run_episode(env, item[0], seed=item[2], sample_index=item[1])
+                outcomes.put((item, record, None))
+            except Exception as exc:  # outside the agent's own guard: recorded, unless fatal
+                outcomes.put((item, None, exc))
+
+    threads = [threading.Thread(target=worker, name=f"episode-worker-{i}", daemon=True)
+               for i in range(min(config.workers, max(1, len(work))))]
+    writer = RunWriter(config.out_dir, config.log)
+    bar = _progress(len(work), config.progress, "episodes")
+    received, fatal, deadline = 0, None, None
+    try:
+        with terminate_on_signals():
+            for thread in threads:
+                thread.start()
+            while received < len(work) and (deadline is None or time.monotonic() < deadline):
+                try:
+                    item, record, exc = outcomes.get(timeout=0.2)
+                except queue.Empty:
+                    if not any(t.is_alive() for t in threads) and outcomes.empty():
+                        break  # stopped: every worker finished its last episode
+                    continue
+                received += 1
+                name = fatal_error_name(exc) if exc is not None else None
+                failure = fatal_failure(record) if exc is None else None
+                if name or failure:  # not written: the episode is re-run on --resume
+                    if fatal is None:
+                        fatal = (name or failure["type"], str(exc) if exc is not None else failure.get("message", ""))
+                        stop.set()  # workers finish the episode they hold and quit
+                        deadline = time.monotonic() + STOP_GRACE_S
+                    continue
+                if exc is not None:
+                    record = worker_failure_record(item, exc, _scenario(store, item[0]))
+                writer.write(item, record)
                 if bar:
                     bar.update()
-        else:
-            with ThreadPoolExecutor(max_workers=config.workers) as pool:
-                for future in as_completed([pool.submit(play, item) for item in work]):
-                    writer.write(future.result())
-                    if bar:
-                        bar.update()
     finally:
+        stop.set()
         writer.close()
         if bar:
             bar.close()
-    return read_results(config.out_dir / RESULTS_FILE)
+    if fatal is not None:
+        raise RunStopped(stopped_message(*fatal, config.out_dir, writer.written, len(work) - writer.written))
+
+
+def _scenario(store: Any, episode_id: str) -> str | None:
+    try:
+        return store.task_scenario(episode_id)
+    except (KeyError, IndexError):
+        return None
 
 
 def default_out_dir(agent: str, data: str | None) -> Path:

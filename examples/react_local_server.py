@@ -31,17 +31,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1"))
     parser.add_argument("--model", help="model name (default: the server's only model)")
-    parser.add_argument("--api-key", default=os.environ.get("OPENAI_API_KEY", "EMPTY"))
     parser.add_argument("--data", help="built directory or official file (default: bundled synthetic set)")
     parser.add_argument("--episodes", type=int, default=5, help="how many episodes to run (default 5)")
     parser.add_argument("--language", choices=("zh", "en"), default="zh", help="prompt language")
     parser.add_argument("--tool-mode", choices=("native", "json"), default="native")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per model call")
+    parser.add_argument("--timeout", type=float, default=120.0,
+                        help="wall-clock deadline per model request: connect, headers and body (default 120)")
     args = parser.parse_args()
 
-    config = LLMConfig(model=args.model, base_url=args.base_url, api_key=args.api_key, language=args.language,
-                       tool_mode=args.tool_mode, timeout_s=args.timeout)
+    # the key comes from the environment only (a command-line key would show in `ps`)
+    config = LLMConfig(model=args.model, base_url=args.base_url, api_key=os.environ.get("OPENAI_API_KEY", "EMPTY"),
+                       language=args.language, tool_mode=args.tool_mode, timeout_s=args.timeout)
     agent = ReActAgent(config)
+    agent.preflight()  # one tiny request: a down or misconfigured server fails here, not in every episode
     env = MobilityEnv(data=args.data)
     records = []
     for episode_id in env.episode_ids[: args.episodes]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
+DEFAULT_MAX_STEPS = 10  # actions per episode (the paper's): the env's max_steps and the registered max_episode_steps
 
 __all__ = [
     "Episode", "EpisodeList", "LoadReport", "LookupConfig", "LookupResult", "MobilityEnv", "Sandbox",
@@ -41,10 +42,13 @@ def __getattr__(name: str) -> Any:
 
 
 def _register() -> None:
-    from gymnasium.envs.registration import register, registry
+    """``MobilityBench-v0`` with the env's own step limit; ``gymnasium.make`` puts
+    ``ScoreOnTimeLimit`` above its ``TimeLimit`` so a time-limit truncation is scored too."""
+    from gymnasium.envs.registration import WrapperSpec, register, registry
 
     if "MobilityBench-v0" not in registry:
-        register(id="MobilityBench-v0", entry_point="mobility_env.env:MobilityEnv", max_episode_steps=None)
+        register(id="MobilityBench-v0", entry_point="mobility_env.env:MobilityEnv", max_episode_steps=DEFAULT_MAX_STEPS,
+                 additional_wrappers=(WrapperSpec("ScoreOnTimeLimit", "mobility_env.env:ScoreOnTimeLimit", {}),))
 
 
 _register()

@@ -1,28 +1,259 @@
-"""Parsing an agent's action into a tool call, or a typed error. Never raises.
+"""Parsing an agent's action into a bounded tool call, or a typed error. Never raises.
 
 Accepted shapes (a JSON string of any of them, or the object itself):
 
 * ``{"name": "query_poi", "arguments": {...}}`` (arguments may also be a JSON string);
 * OpenAI's tool call ``{"type": "function", "function": {"name": ..., "arguments": "<json>"}}``
-  (an ``id`` is ignored), or an ``openai`` ``ChatCompletionMessageToolCall`` object.
+  (``id``, ``index`` and other envelope keys are ignored), or an ``openai``
+  ``ChatCompletionMessageToolCall`` (any object with ``model_dump()``).
+
+**Bounds** (:class:`ActionLimits`; ``MobilityEnv`` takes each as a keyword argument). An
+action is refused, never cut, when
+
+* its JSON text is over ``max_action_chars`` characters (``invalid_json``, not parsed), or an
+  object action would be (its size counted as compact JSON, escapes not counted);
+* objects and arrays nest deeper than ``max_depth`` levels (the action object is level 1,
+  ``arguments`` level 2: ``{"arguments": {"slots": {"origin": ...}}}`` is 3 levels);
+* a string, key or value, is over ``max_string_chars`` characters;
+* a number has more than ``max_number_digits`` digits (Python refuses to convert ints of
+  more than 4,300 digits, and a 400-digit int does not fit a float), or is NaN or infinite;
+* a string holds a lone surrogate (``"\\ud800"``: not Unicode, it cannot be written as UTF-8
+  nor hashed into a sandbox key);
+* a value is not JSON: a set, bytes, an arbitrary object (tuples count as arrays; subclasses
+  of ``str``, ``int``, ``float`` and ``dict``, numpy scalars included, as their base type;
+  objects with ``model_dump()`` as what it returns).
+
+These are ``invalid_action`` errors whose message names the place (``arguments.slots.origin``)
+and the limit. The arguments of a parsed call are a fresh copy made by that check: mutating
+the caller's objects after ``step`` changes nothing the env recorded.
+
+:class:`ToolCallSpace` is the Gymnasium action space built on the same rules.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+import math
+import numbers
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Iterable
 
-from .tools import TOOLS, canonical_tool_name
+from gymnasium import spaces
+
+from .episode import SCENARIOS
+from .errors import ConfigError
+from .tools import (BUS_STRATEGIES, DRIVING_STRATEGIES, MAX_DRIVING_STRATEGIES, MAX_WAYPOINTS, RADIUS_RANGE, TOOLS,
+                    ParamSpec, canonical_tool_name)
 
 MAX_ACTION_CHARS = 20_000
+MAX_DEPTH = 16
+MAX_STRING_CHARS = 10_000
+MAX_NUMBER_DIGITS = 40
+_DEPTH_CEILING = 200  # the check, json and the scorers recurse once per level: stay far below Python's 1,000
 
 ERROR_TYPES = ("invalid_json", "invalid_action", "unknown_tool", "schema_error", "no_cached_result", "episode_over")
+_ENVELOPE_ERRORS = frozenset({"invalid_json", "invalid_action"})
+_ACTION_HINT = 'send {"name": "<tool>", "arguments": {...}}'
+
+
+@dataclass(frozen=True)
+class ActionLimits:
+    """The bounds every action is checked against (see the module docstring)."""
+
+    max_action_chars: int = MAX_ACTION_CHARS
+    max_depth: int = MAX_DEPTH
+    max_string_chars: int = MAX_STRING_CHARS
+    max_number_digits: int = MAX_NUMBER_DIGITS
+    _int_bound: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name, low, high in (("max_action_chars", 16, 100_000_000), ("max_depth", 2, _DEPTH_CEILING),
+                                ("max_string_chars", 1, 100_000_000), ("max_number_digits", 1, 4_000)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ConfigError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+        object.__setattr__(self, "_int_bound", 10 ** self.max_number_digits)
+
+    # json.loads hooks: a number literal is checked before Python converts it
+    def _parse_int(self, text: str) -> int:
+        self._check_literal(text)
+        return int(text)
+
+    def _parse_float(self, text: str) -> float:
+        self._check_literal(text)
+        value = float(text)
+        if not math.isfinite(value):
+            raise _Refused(f"the number {text[:24]} is out of the float range")
+        return value
+
+    @staticmethod
+    def _parse_constant(text: str) -> float:
+        raise _Refused(f"{text} is not a JSON number")
+
+    def _check_literal(self, text: str) -> None:
+        if len(text) > self.max_number_digits:
+            digits = sum(ch.isdigit() for ch in text)
+            if digits > self.max_number_digits:
+                raise _Refused(f"a number of {digits:,} digits; the limit is max_number_digits={self.max_number_digits}")
+
+    def loads(self, text: str) -> Any:
+        """``json.loads`` that checks number literals before converting them (raises ``_Refused``)."""
+        return json.loads(text, parse_int=self._parse_int, parse_float=self._parse_float,
+                          parse_constant=self._parse_constant)
+
+
+DEFAULT_LIMITS = ActionLimits()
+
+
+class _Refused(Exception):
+    """An action broke one of the :class:`ActionLimits`; ``path`` is filled while unwinding."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+        self.path: list[str | int] = []
+
+    def describe(self) -> str:
+        where = "".join(f"[{part}]" if isinstance(part, int) else f".{_printable(part, 40)}"
+                        for part in reversed(self.path)).lstrip(".")
+        return f"{where or 'action'}: {self.message}; {_ACTION_HINT}"
+
+
+def _printable(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, lone surrogates escaped (messages must be UTF-8)."""
+    cut = text[:limit] + ("…" if len(text) > limit else "")
+    return cut.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+class _BoundedCopy:
+    """Copies a JSON-like value while checking it against the limits (raises ``_Refused``).
+
+    ``budget`` is the compact-JSON size still allowed (``sys.maxsize`` for parsed text, whose
+    length was checked before parsing). Recursion is bounded by ``max_depth``.
+    """
+
+    __slots__ = ("limits", "left")
+
+    def __init__(self, limits: ActionLimits, budget: int):
+        self.limits = limits
+        self.left = budget
+
+    def _spend(self, size: int) -> None:
+        self.left -= size
+        if self.left < 0:
+            raise _Refused(f"the action is over max_action_chars={self.limits.max_action_chars} characters as JSON")
+
+    def _string(self, text: str) -> None:
+        size = len(text)
+        if size > self.limits.max_string_chars:
+            raise _Refused(f"a string of {size:,} characters; the limit is max_string_chars={self.limits.max_string_chars}")
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise _Refused(f"lone surrogate U+{ord(text[exc.start]):04X} at character {exc.start}: "
+                               "not valid Unicode") from None
+        self._spend(size + 3)
+
+    def copy(self, value: Any, depth: int) -> Any:
+        kind = type(value)
+        if kind is str:
+            self._string(value)
+            return value
+        if kind is dict or kind is list or kind is tuple:
+            if depth > self.limits.max_depth:
+                raise _Refused(f"nested deeper than max_depth={self.limits.max_depth} levels")
+            self._spend(2)
+            if kind is dict:
+                return self._object(value, depth)
+            out = []
+            for index, item in enumerate(value):
+                try:
+                    self._spend(1)
+                    out.append(self.copy(item, depth + 1))
+                except _Refused as exc:
+                    exc.path.append(index)
+                    raise
+            return out
+        if kind is int:
+            if not -self.limits._int_bound < value < self.limits._int_bound:
+                raise _Refused(f"an integer of more than max_number_digits={self.limits.max_number_digits} digits")
+            self._spend(value.bit_length() * 77 // 256 + 1)
+            return value
+        if kind is float:
+            if not math.isfinite(value):
+                raise _Refused(f"{value} is not a JSON number")
+            self._spend(len(float.__repr__(value)))
+            return value
+        if value is None or kind is bool:
+            self._spend(5)
+            return value
+        return self.copy(self._as_json_type(value), depth)
+
+    def _object(self, value: dict, depth: int) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            try:
+                if type(key) is not str:
+                    if not isinstance(key, str):
+                        raise _Refused(f"object key {key!r:.40} is not a string")
+                    key = str.__str__(key)
+                self._string(key)
+                out[key] = self.copy(item, depth + 1)
+            except _Refused as exc:
+                exc.path.append(key if isinstance(key, str) else repr(key)[:40])
+                raise
+        return out
+
+    @staticmethod
+    def _as_json_type(value: Any) -> Any:
+        """A subclass of a JSON type as its base type; a pydantic/openai object as its dump."""
+        if isinstance(value, str):
+            return str.__str__(value)
+        if isinstance(value, bool):
+            return bool(value)
+        if isinstance(value, numbers.Integral):
+            return int(value)
+        if isinstance(value, numbers.Real):
+            return float(value)
+        if isinstance(value, dict):
+            return dict(value)
+        if isinstance(value, (list, tuple)):
+            return list(value)
+        dump = getattr(value, "model_dump", None)
+        if callable(dump):
+            try:
+                dumped = dump()
+            except Exception as exc:  # an agent's object failing is a bad action, reported, not a crash
+                raise _Refused(f"{type(value).__name__}.model_dump() failed ({type(exc).__name__})") from None
+            if not isinstance(dumped, dict):
+                raise _Refused(f"{type(value).__name__}.model_dump() returned {type(dumped).__name__}, not an object")
+            return dumped
+        raise _Refused(f"a {type(value).__name__} is not a JSON value")
+
+
+def bounded_copy(value: Any, limits: ActionLimits = DEFAULT_LIMITS, *, depth: int = 1) -> Any:
+    """A checked copy of a JSON-like ``value``; raises ``ValueError`` naming the broken bound."""
+    try:
+        return _BoundedCopy(limits, limits.max_action_chars).copy(value, depth)
+    except _Refused as exc:
+        raise ValueError(exc.describe()) from None
+
+
+def copy_arguments(value: Any) -> Any:
+    """A deep copy of already checked arguments (plain dicts, lists and scalars)."""
+    kind = type(value)
+    if kind is dict:
+        return {key: copy_arguments(item) for key, item in value.items()}
+    if kind is list:
+        return [copy_arguments(item) for item in value]
+    return value
 
 
 @dataclass
 class ParsedAction:
-    """Either a call (``name`` canonical, ``arguments`` a dict) or an ``error``."""
+    """Either a call (``name`` canonical, ``arguments`` a fresh, bounded copy) or an ``error``."""
 
     name: str | None = None
     arguments: Any = None
@@ -34,38 +265,33 @@ def _error(kind: str, message: str, **fields: Any) -> ParsedAction:
     return ParsedAction(error={"type": kind, "message": message}, **fields)
 
 
-def _as_mapping(action: Any) -> Any:
-    """Objects with ``model_dump`` (openai/pydantic) become dicts; others pass through."""
-    dump = getattr(action, "model_dump", None)
-    if callable(dump) and not isinstance(action, dict):
-        try:
-            return dump()
-        except (TypeError, ValueError):
-            return action
-    return action
-
-
-def parse_action(action: Any) -> ParsedAction:
-    """Parse one action; see module docstring for the accepted shapes."""
+def parse_action(action: Any, limits: ActionLimits | None = None) -> ParsedAction:
+    """Parse one action under ``limits`` (default :data:`DEFAULT_LIMITS`); see the module docstring."""
+    limits = limits or DEFAULT_LIMITS
+    budget = limits.max_action_chars
     if isinstance(action, (bytes, bytearray)):
+        if len(action) > 4 * limits.max_action_chars:
+            return _error("invalid_json", f"action is {len(action):,} bytes; the limit is {limits.max_action_chars:,} characters")
         try:
             action = action.decode("utf-8")
         except UnicodeDecodeError:
             return _error("invalid_json", "action bytes are not UTF-8")
     if isinstance(action, str):
-        if len(action) > MAX_ACTION_CHARS:
-            return _error("invalid_json", f"action is {len(action)} characters; the limit is {MAX_ACTION_CHARS}")
-        try:
-            action = json.loads(action)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            return _error("invalid_json", f"action is not valid JSON ({exc}); send "
-                                          '{"name": "<tool>", "arguments": {...}}')
-    action = _as_mapping(action)
+        if len(action) > limits.max_action_chars:
+            return _error("invalid_json", f"action is {len(action):,} characters; the limit is {limits.max_action_chars:,}")
+        parsed = _loads(action, limits, "action")
+        if isinstance(parsed, ParsedAction):
+            return parsed
+        action, budget = parsed, sys.maxsize  # the text's length was the size check
+    try:
+        action = _BoundedCopy(limits, budget).copy(action, 1)
+    except _Refused as exc:
+        return _error("invalid_action", exc.describe())
     if not isinstance(action, dict):
-        return _error("invalid_action", f"action must be a JSON object, got {type(action).__name__}; send "
-                                        '{"name": "<tool>", "arguments": {...}}')
+        return _error("invalid_action", f"action must be a JSON object, got {_json_type(action)}; {_ACTION_HINT}")
+    arguments_depth = 2
     if isinstance(action.get("function"), dict) or action.get("type") == "function":
-        action = _as_mapping(action.get("function"))
+        action, arguments_depth = action.get("function"), 3
         if not isinstance(action, dict):
             return _error("invalid_action", "'function' must be an object with 'name' and 'arguments'")
     raw_name = action.get("name")
@@ -75,12 +301,170 @@ def parse_action(action: Any) -> ParsedAction:
     if arguments is None:
         arguments = {}
     if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except (json.JSONDecodeError, RecursionError) as exc:
-            return _error("invalid_json", f"'arguments' is not valid JSON ({exc})", raw_name=raw_name)
+        if not arguments.strip():
+            arguments = {}
+        else:
+            parsed = _loads(arguments, limits, "'arguments'", raw_name=raw_name)
+            if isinstance(parsed, ParsedAction):
+                return parsed
+            try:
+                arguments = _BoundedCopy(limits, sys.maxsize).copy(parsed, arguments_depth)
+            except _Refused as exc:
+                exc.path.append("arguments")
+                return _error("invalid_action", exc.describe(), raw_name=raw_name)
     name = canonical_tool_name(raw_name)
     if name is None:
-        return _error("unknown_tool", f"unknown tool {raw_name[:60]!r}; available: {', '.join(TOOLS)}",
+        return _error("unknown_tool", f"unknown tool {_printable(raw_name, 60)!r}; available: {', '.join(TOOLS)}",
                       raw_name=raw_name, arguments=arguments)
     return ParsedAction(name=name, arguments=arguments, raw_name=raw_name)
+
+
+def _loads(text: str, limits: ActionLimits, what: str, **fields: Any) -> Any:
+    """The parsed JSON ``text``, or the ParsedAction error saying why not."""
+    try:
+        return limits.loads(text)
+    except _Refused as exc:
+        return _error("invalid_action", f"{what}: {exc.message}; {_ACTION_HINT}", **fields)
+    except RecursionError:
+        return _error("invalid_action", f"{what}: nested deeper than max_depth={limits.max_depth} levels", **fields)
+    except json.JSONDecodeError as exc:
+        return _error("invalid_json", f"{what} is not valid JSON ({exc}); {_ACTION_HINT}", **fields)
+
+
+def _json_type(value: Any) -> str:
+    return {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}.get(
+        type(value), "null" if value is None else type(value).__name__)
+
+
+# --------------------------------------------------------------------------- the action space
+_SAMPLE_CITIES = ("北京市", "上海市", "广州市", "深圳市", "杭州市", "南京市", "成都市", "武汉市", "西安市", "淮安市")
+_SAMPLE_PLACES = ("天安门", "北京南站", "人民广场", "西湖", "中山公园", "首都机场", "火车站", "市政府", "博物馆", "体育中心")
+_SAMPLE_KEYWORDS = ("咖啡店", "银行", "加油站", "停车场", "医院", "酒店", "超市", "地铁站")
+_SAMPLE_ROADS = ("机场路", "长安街", "中山路", "人民路", "解放大道", "二环路")
+_SAMPLE_STEPS = ("locate origin", "locate destination", "route planning", "weather query", "traffic query",
+                 "nearby search")
+_CHINA = ((73.5, 134.8), (18.2, 53.5))  # lng, lat ranges of sampled coordinates
+
+
+class ToolCallSpace(spaces.Space[Any]):
+    """The action space of ``MobilityEnv``: one tool call.
+
+    **Members** (``contains``): any ``str`` of at most ``limits.max_action_chars`` characters
+    (an agent's text is a legal action: the env answers malformed text with an
+    ``invalid_json`` observation), and every object ``parse_action`` reads as a tool call under
+    ``limits``: ``{"name", "arguments"}`` or an OpenAI tool call (dict or object with
+    ``model_dump``), within every bound. The tool name and argument values are not judged
+    here; an unknown tool or a schema violation is a legal action that costs a penalty.
+
+    **Samples** are well-formed calls ``{"name": tool, "arguments": {...}}`` derived from the
+    tool schemas: a uniformly drawn tool (``finish`` included), every required argument and
+    each optional one with probability 1/2, each of the declared type and range (coordinates
+    ``"lng,lat"`` inside China, radii in metres, known strategies, place names and cities).
+    They pass ``tools.validate_call``; most miss the sandbox (``no_cached_result``).
+    ``sample(mask=...)`` restricts the draw to one tool name or a sequence of them. Seeded by
+    ``seed()`` like every Gymnasium space.
+
+    >>> space = ToolCallSpace(seed=0)
+    >>> call = space.sample(mask="weather_query")
+    >>> call["name"], space.contains(call)
+    ('weather_query', True)
+    """
+
+    def __init__(self, limits: ActionLimits | None = None, seed: int | Any | None = None):
+        self.limits = limits or DEFAULT_LIMITS
+        super().__init__(shape=None, dtype=None, seed=seed)
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        return False
+
+    def contains(self, x: Any) -> bool:
+        if isinstance(x, str):
+            return len(x) <= self.limits.max_action_chars
+        if isinstance(x, (bytes, bytearray)) or x is None:
+            return False
+        parsed = parse_action(x, self.limits)
+        return parsed.error is None or parsed.error["type"] not in _ENVELOPE_ERRORS
+
+    def sample(self, mask: str | Iterable[str] | None = None, probability: Any | None = None) -> dict[str, Any]:
+        if probability is not None:
+            raise ValueError("ToolCallSpace.sample takes no probability; pass mask=<tool name(s)> to restrict the draw")
+        names = self._tool_names(mask)
+        rng = self.np_random
+        name = names[int(rng.integers(len(names)))]
+        arguments = {}
+        for param in TOOLS[name].params:
+            if param.required or rng.random() < 0.5:
+                arguments[param.name] = self._sample_value(name, param)
+        return {"name": name, "arguments": arguments}
+
+    @staticmethod
+    def _tool_names(mask: str | Iterable[str] | None) -> list[str]:
+        if mask is None:
+            return list(TOOLS)
+        requested = [mask] if isinstance(mask, str) else list(mask)
+        names = [canonical_tool_name(n) for n in requested]
+        if not names or None in names:
+            raise ValueError(f"mask must name tools among {', '.join(TOOLS)}, got {mask!r}")
+        return [n for n in names if n is not None]
+
+    def _coordinate(self) -> str:
+        rng = self.np_random
+        (lng_low, lng_high), (lat_low, lat_high) = _CHINA
+        return f"{rng.uniform(lng_low, lng_high):.6f},{rng.uniform(lat_low, lat_high):.6f}"
+
+    def _pick(self, items: tuple[str, ...] | list[str]) -> str:
+        return items[int(self.np_random.integers(len(items)))]
+
+    def _sample_value(self, tool: str, param: ParamSpec) -> Any:
+        rng = self.np_random
+        if param.role == "coordinate":
+            return self._coordinate()
+        if param.role == "coordinate_list":
+            return [self._coordinate() for _ in range(int(rng.integers(1, MAX_WAYPOINTS + 1)))]
+        if param.role == "city":
+            return self._pick(_SAMPLE_CITIES)
+        if param.role == "name":
+            return self._pick(_SAMPLE_ROADS if tool == "traffic_status" else
+                              _SAMPLE_KEYWORDS if tool == "search_around_poi" else _SAMPLE_PLACES)
+        if param.role == "flag":
+            return bool(rng.integers(2))
+        if tool == "driving_route" and param.name == "strategy":
+            labels = sorted(set(DRIVING_STRATEGIES.values()))
+            count = int(rng.integers(1, MAX_DRIVING_STRATEGIES + 1))
+            return [labels[int(i)] for i in rng.choice(len(labels), size=count, replace=False)]
+        if tool == "bus_route" and param.name == "strategy":
+            return self._pick(list(BUS_STRATEGIES))
+        if param.name == "radius":
+            return int(rng.integers(RADIUS_RANGE[0], RADIUS_RANGE[1] + 1))
+        if tool == "reverse_geocoding":
+            (lng_low, lng_high), (lat_low, lat_high) = _CHINA
+            low, high = (lng_low, lng_high) if param.name == "longitude" else (lat_low, lat_high)
+            return f"{rng.uniform(low, high):.6f}"
+        return self._sample_finish_value(param.name)
+
+    def _sample_finish_value(self, name: str) -> Any:
+        rng = self.np_random
+        if name == "answer":
+            return f"建议从{self._pick(_SAMPLE_PLACES)}出发，全程约{int(rng.integers(1, 60))}公里。"
+        if name == "intent":
+            return self._pick(SCENARIOS)
+        if name == "slots":
+            return {"origin": self._pick(_SAMPLE_PLACES), "destination": self._pick(_SAMPLE_PLACES),
+                    "city": self._pick(_SAMPLE_CITIES)}
+        if name == "plan":
+            return [self._pick(_SAMPLE_STEPS) for _ in range(int(rng.integers(1, 4)))]
+        if name == "route_index":
+            return int(rng.integers(3))
+        raise AssertionError(f"no sampler for finish argument {name!r}")  # a new schema field needs one here
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, ToolCallSpace) and other.limits == self.limits
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.limits))
+
+    def __repr__(self) -> str:
+        limits = self.limits
+        return (f"ToolCallSpace(max_action_chars={limits.max_action_chars}, max_depth={limits.max_depth}, "
+                f"max_string_chars={limits.max_string_chars}, max_number_digits={limits.max_number_digits})")

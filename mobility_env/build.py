@@ -5,7 +5,8 @@ Layout of a built directory::
     DIR/episodes.parquet   one row per episode (EPISODES_SCHEMA), in load order
     DIR/sandbox.parquet    one row per recorded call (SANDBOX_SCHEMA); the entries of one
                            episode are contiguous: rows [sandbox_start, sandbox_stop)
-    DIR/manifest.json      format version, counts, source, load report
+    DIR/manifest.json      format version, counts, source, load report, and ``files``: the
+                           size and BLAKE2b-128 checksum of every other file
     DIR/sandbox.arrow, DIR/episodes.arrow, DIR/sandbox_index/
                            the same rows uncompressed for memory-mapping, and the replay index
                            (``mobility_env.replay_index``); derived, optional, rebuilt from the
@@ -13,12 +14,25 @@ Layout of a built directory::
 
 Responses are stored as JSON text (never Python reprs), keys in the canonical form of
 ``mobility_env.canonical``, so a lookup needs no parsing of the table.
+
+Every file is checked against ``manifest.json`` before it is used
+(:func:`check_built_directory`): a Parquet file that differs (size or checksum) or is missing
+is refused with :class:`~mobility_env.errors.CorruptDataError`, since nothing can rebuild it;
+a derived file that differs or is missing is not used (the replay index is then built in
+memory from the verified Parquet files, with a :class:`DerivedFileWarning` saying how to write
+it again). Directories written before checksums existed (``format_version`` 1) still open,
+unverified, with an :class:`UnverifiedDataWarning`; ``mobility-env index DIR`` records the
+checksums of their files as they are now.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import threading
+import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -27,12 +41,15 @@ import pyarrow.parquet as pq
 
 from .canonical import canonical_request
 from .episode import Episode, RecordedCall, Repair, ToolCall
+from .errors import CorruptDataError, DuplicateEpisodeError
 from .tools import validate_call
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2                 # 2: manifest.json records every file's size and checksum
 EPISODES_FILE = "episodes.parquet"
 SANDBOX_FILE = "sandbox.parquet"
 MANIFEST_FILE = "manifest.json"
+SOURCE_FILES = (EPISODES_FILE, SANDBOX_FILE)  # the contract; every other file is derived from them
+CHECKSUM = "blake2b-128"
 
 EPISODES_SCHEMA = pa.schema([
     ("episode_id", pa.string()),
@@ -101,15 +118,287 @@ def episode_row(episode: Episode, start: int, stop: int) -> dict[str, Any]:
     }
 
 
-def episode_from_record(record: dict[str, Any], recorded: list[RecordedCall]) -> Episode:
-    """The inverse of :func:`episode_row`: an Episode from one episodes row plus its recorded calls."""
-    return Episode(
-        episode_id=record["episode_id"], query=record["query"], context=json.loads(record["context"]),
-        task_scenario=record["task_scenario"], intent_family=record["intent_family"],
-        gold_calls=[ToolCall(**c) for c in json.loads(record["gold_calls"])], recorded=recorded,
-        gold_slots=json.loads(record["gold_slots"]), fields=json.loads(record["fields"]),
-        repairs=[Repair(**r) for r in json.loads(record["repairs"])], source=record["source"], row=record["row"])
+class RecordDecodeError(ValueError):
+    """A row of a built file does not decode; ``column`` names the cell when one is to blame."""
 
+    def __init__(self, column: str | None, message: str):
+        super().__init__(message)
+        self.column = column
+
+
+_JSON_COLUMNS = ("context", "gold_calls", "gold_slots", "fields", "repairs")
+
+
+def episode_from_record(record: dict[str, Any], recorded: list[RecordedCall]) -> Episode:
+    """The inverse of :func:`episode_row`: an Episode from one episodes row plus its recorded calls.
+
+    Raises :class:`RecordDecodeError` (naming the column) for a row that is not one
+    :func:`episode_row` wrote.
+    """
+    decoded: dict[str, Any] = {}
+    for column in _JSON_COLUMNS:
+        try:
+            decoded[column] = json.loads(record[column])
+        except (TypeError, ValueError, KeyError) as exc:
+            raise RecordDecodeError(column, f"not the JSON text a build writes ({type(exc).__name__}: {exc})") from exc
+    try:
+        return Episode(
+            episode_id=record["episode_id"], query=record["query"], context=decoded["context"],
+            task_scenario=record["task_scenario"], intent_family=record["intent_family"],
+            gold_calls=[ToolCall(**c) for c in decoded["gold_calls"]], recorded=recorded,
+            gold_slots=decoded["gold_slots"], fields=decoded["fields"],
+            repairs=[Repair(**r) for r in decoded["repairs"]], source=record["source"], row=record["row"])
+    except (TypeError, ValueError, KeyError) as exc:  # pydantic's ValidationError is a ValueError
+        raise RecordDecodeError(None, f"not an episode record ({type(exc).__name__}: {str(exc)[:300]})") from exc
+
+
+def recorded_call_from_entry(entry: dict[str, Any]) -> RecordedCall:
+    """One sandbox row (``tool, arguments, response, source_column, gold_index, truncated``) as a call.
+
+    Raises :class:`RecordDecodeError` naming the column that does not decode.
+    """
+    values: dict[str, Any] = {}
+    for column in ("arguments", "response"):
+        try:
+            values[column] = json.loads(entry[column])
+        except (TypeError, ValueError, KeyError) as exc:
+            raise RecordDecodeError(column, f"not the JSON text a build writes ({type(exc).__name__}: {exc})") from exc
+    gold = entry.get("gold_index")
+    if not isinstance(gold, int):
+        raise RecordDecodeError("gold_index", f"expected an integer, got {gold!r:.40}")
+    try:
+        return RecordedCall(name=entry["tool"], arguments=values["arguments"], response=values["response"],
+                            source_column=entry["source_column"], gold_index=None if gold < 0 else gold,
+                            truncated=entry["truncated"])
+    except (TypeError, ValueError, KeyError) as exc:
+        raise RecordDecodeError(None, f"not a sandbox record ({type(exc).__name__}: {str(exc)[:300]})") from exc
+
+
+# --------------------------------------------------------------------------- manifest and checks
+class UnverifiedDataWarning(UserWarning):
+    """A built directory's manifest records no checksums (written before they existed)."""
+
+
+class DerivedFileWarning(UserWarning):
+    """A derived file (Arrow copy, index array) does not match the manifest and is not used."""
+
+
+_digest_cache: dict[tuple, str] = {}
+_digest_lock = threading.Lock()
+_CHUNK = 1 << 20
+
+
+def file_checksum(path: str | os.PathLike) -> str:
+    """BLAKE2b-128 of a file's bytes (hex), remembered per process while the file is unchanged.
+
+    "Unchanged" is the same device, inode, size, modification and change time: rewriting a
+    file, even keeping its size and mtime, changes its ctime and so is hashed again.
+    """
+    path = Path(path)
+    st = path.stat()
+    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)  # the file itself, under any name
+    with _digest_lock:
+        cached = _digest_cache.get(key)
+    if cached is not None:
+        return cached
+    digest = hashlib.blake2b(digest_size=16)
+    buffer = bytearray(_CHUNK)
+    view = memoryview(buffer)
+    with open(path, "rb") as handle:
+        while True:
+            n = handle.readinto(buffer)
+            if not n:
+                break
+            digest.update(view[:n])  # hashlib releases the GIL: files hash in parallel threads
+    value = digest.hexdigest()
+    with _digest_lock:
+        if len(_digest_cache) > 4096:
+            _digest_cache.clear()
+        _digest_cache[key] = value
+    return value
+
+
+def file_entry(path: Path) -> dict[str, Any]:
+    return {"bytes": path.stat().st_size, CHECKSUM: file_checksum(path)}
+
+
+def read_manifest(directory: str | os.PathLike) -> dict[str, Any] | None:
+    """The manifest of a built directory; None when it has none. A damaged one is refused."""
+    path = Path(directory) / MANIFEST_FILE
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CorruptDataError(path, f"cannot read the manifest ({exc}); {_MANIFEST_FIX.format(dir=directory)}") from exc
+    try:
+        manifest = json.loads(text)
+    except ValueError as exc:
+        raise CorruptDataError(path, f"not JSON ({exc}); {_MANIFEST_FIX.format(dir=directory)}") from exc
+    if not isinstance(manifest, dict):
+        raise CorruptDataError(path, f"not a JSON object; {_MANIFEST_FIX.format(dir=directory)}")
+    return manifest
+
+
+_MANIFEST_FIX = ("rebuild the directory with `mobility-env build SRC --out {dir}`, or, if you trust its Parquet files, "
+                 "delete manifest.json and run `mobility-env index {dir}` to record them as they are")
+
+
+def write_manifest(directory: str | os.PathLike, manifest: dict[str, Any]) -> Path:
+    """Write ``manifest.json`` atomically (temporary name, then rename)."""
+    path = Path(directory) / MANIFEST_FILE
+    tmp = path.with_name(MANIFEST_FILE + ".tmp")
+    tmp.write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def _entry_problem(directory: Path, name: str, entry: Any) -> str | None:
+    """What is wrong with one listed file (``missing``, sizes, checksums), or None when it matches."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("bytes"), int) or not isinstance(entry.get(CHECKSUM), str):
+        return f"the manifest entry is malformed ({entry!r:.80})"
+    path = directory / name
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return "missing"
+    except OSError as exc:
+        return f"cannot read ({exc})"
+    if size != entry["bytes"]:
+        return f"{size:,} bytes, the manifest says {entry['bytes']:,}"
+    try:
+        checksum = file_checksum(path)
+    except OSError as exc:
+        return f"cannot read ({exc})"
+    if checksum != entry[CHECKSUM]:
+        return f"content changed (checksum {checksum[:12]}…, the manifest says {entry[CHECKSUM][:12]}…)"
+    return None
+
+
+@dataclass
+class DirectoryCheck:
+    """What :func:`check_built_directory` found. ``verified`` is False for old manifests."""
+
+    directory: Path
+    verified: bool
+    derived: dict[str, str | None] = field(default_factory=dict)  # derived file -> problem (None: matches)
+
+    def derived_ok(self, names: Iterable[str] | None = None) -> bool:
+        """Do these derived files (default: all listed) match the manifest?"""
+        if not self.verified:
+            return True
+        chosen = self.derived.keys() if names is None else names
+        return all(name in self.derived and self.derived[name] is None for name in chosen)
+
+    def derived_problems(self, names: Iterable[str] | None = None) -> list[str]:
+        """``"file: what is wrong"`` for each of these derived files that does not match."""
+        chosen = list(self.derived) if names is None else list(names)
+        return [f"{name}: {self.derived.get(name) or 'not listed in the manifest'}" for name in chosen
+                if self.derived.get(name) is not None or name not in self.derived]
+
+
+_warned: set[tuple[str, str]] = set()
+
+
+def warn_once(directory: Path, category: type[Warning], message: str) -> None:
+    """Warn about a directory once per process (every worker opening it would repeat it)."""
+    key = (str(directory.resolve()), message)
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(message, category, stacklevel=4)
+
+
+def check_built_directory(directory: str | os.PathLike) -> DirectoryCheck:
+    """Check every file of a built directory against ``manifest.json``.
+
+    Raises :class:`CorruptDataError` (naming the file and what differs) when a Parquet file
+    is missing, resized or changed, or the manifest is damaged. Derived files are checked too
+    and reported in the result; callers do not use the ones that differ. A manifest without
+    checksums (``format_version`` 1, or none at all) gives ``verified=False`` and one
+    :class:`UnverifiedDataWarning` per directory and process.
+
+    Cost: one read of every file the first time in a process (BLAKE2b, about 1 GB/s; 5 ms
+    for the bundled 4.6 MB set), then a ``stat`` per file while the files stay unchanged.
+    """
+    directory = Path(directory)
+    manifest = read_manifest(directory)
+    files = manifest.get("files") if manifest is not None else None
+    if not isinstance(files, dict):
+        warn_once(directory, UnverifiedDataWarning,
+                   f"{directory}: {MANIFEST_FILE} records no checksums (written by an older mobility-env); its files are "
+                   f"used unverified. Run `mobility-env index {directory}` once to check them from now on.")
+        return DirectoryCheck(directory, verified=False)
+    for name in SOURCE_FILES:
+        if name not in files:
+            raise CorruptDataError(directory / MANIFEST_FILE, f"lists no {name}; rebuild the directory with "
+                                                              f"`mobility-env build SRC --out {directory}`")
+    names = sorted(files)
+    problems = _check_entries(directory, names, files)
+    for name in SOURCE_FILES:
+        if problems[name] is not None:
+            raise CorruptDataError(directory / name, f"does not match {MANIFEST_FILE}: {problems[name]}. It cannot be "
+                                                     f"rebuilt from this directory: restore it or rebuild with "
+                                                     f"`mobility-env build SRC --out {directory}`")
+    return DirectoryCheck(directory, verified=True,
+                          derived={name: problems[name] for name in names if name not in SOURCE_FILES})
+
+
+def _check_entries(directory: Path, names: list[str], files: dict[str, Any]) -> dict[str, str | None]:
+    for name in names:
+        if not isinstance(name, str) or Path(name).is_absolute() or ".." in Path(name).parts:
+            raise CorruptDataError(directory / MANIFEST_FILE, f"lists a file outside the directory: {name!r:.80}")
+    big = sum(e.get("bytes", 0) for e in files.values() if isinstance(e, dict) and isinstance(e.get("bytes"), int))
+    if big < (64 << 20) or len(names) < 2:
+        return {name: _entry_problem(directory, name, files[name]) for name in names}
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        results = pool.map(lambda name: _entry_problem(directory, name, files[name]), names)
+        return dict(zip(names, results))
+
+
+def record_files(directory: str | os.PathLike, *, accept_changed_parquet: bool = False) -> dict[str, Any]:
+    """Record the size and checksum of every file of a built directory in its manifest.
+
+    The Parquet files are checked first when the manifest already lists them: a changed one
+    is refused (:class:`CorruptDataError`) unless ``accept_changed_parquet`` (you changed it
+    on purpose). A directory without a manifest gets a minimal one. Returns the manifest.
+    """
+    directory = Path(directory)
+    manifest = read_manifest(directory)
+    if manifest is None:
+        manifest = {"format_version": FORMAT_VERSION, "source": "", "load_report": {}}
+        try:
+            manifest["episodes"] = pq.ParquetFile(directory / EPISODES_FILE).metadata.num_rows
+            manifest["sandbox_entries"] = pq.ParquetFile(directory / SANDBOX_FILE).metadata.num_rows
+        except (OSError, ValueError) as exc:
+            raise CorruptDataError(directory, f"not a readable built directory ({exc})") from exc
+    files = manifest.get("files")
+    if isinstance(files, dict) and not accept_changed_parquet:
+        for name in SOURCE_FILES:
+            problem = _entry_problem(directory, name, files.get(name))
+            if problem is not None:
+                raise CorruptDataError(directory / name, f"does not match {MANIFEST_FILE}: {problem}; the derived files "
+                                                         f"are not rewritten from it (rebuild the directory with "
+                                                         f"`mobility-env build SRC --out {directory}`)")
+    listed: dict[str, Any] = {}
+    for path in sorted(_directory_files(directory)):
+        listed[path.relative_to(directory).as_posix()] = file_entry(path)
+    for name in SOURCE_FILES:
+        if name not in listed:
+            raise CorruptDataError(directory / name, "missing; rebuild with `mobility-env build SRC --out DIR`")
+    manifest["format_version"] = FORMAT_VERSION
+    manifest["checksum"] = CHECKSUM
+    manifest["files"] = listed
+    write_manifest(directory, manifest)
+    return manifest
+
+
+def _directory_files(directory: Path) -> list[Path]:
+    """The files a built directory consists of: the Parquet files and the replay index."""
+    from .replay_index import derived_paths
+
+    return [p for p in [directory / EPISODES_FILE, directory / SANDBOX_FILE, *derived_paths(directory)] if p.is_file()]
 
 
 class _ColumnBuffer:
@@ -131,8 +420,8 @@ class _ColumnBuffer:
 
     def flush(self) -> None:
         if self.columns["episode_id"]:
-            self.writer.write_table(pa.table(self.columns, schema=self.schema))
-            self.columns = {name: [] for name in self.schema.names}
+            columns, self.columns = self.columns, {name: [] for name in self.schema.names}
+            self.writer.write_table(pa.table(columns, schema=self.schema))
 
     def close(self) -> None:
         self.flush()
@@ -143,9 +432,10 @@ def build_directory(episodes: Iterable[Episode], out_dir: str | os.PathLike, *, 
                     report: dict[str, Any] | None = None, flush_rows: int = 20_000) -> Path:
     """Write a built directory from episodes (streamed: memory stays flat at any size).
 
-    Episode ids must be unique; a duplicate raises ValueError naming both source rows.
-    Files are first written under temporary names and renamed at the end, so an
-    interrupted build never leaves a half-written directory that looks complete.
+    Episode ids must be unique; a duplicate raises :class:`DuplicateEpisodeError` (a
+    ValueError) naming both source rows. Files are first written under temporary names and
+    renamed at the end, so an interrupted build never leaves a half-written directory that
+    looks complete; the manifest records every file's size and checksum last.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -155,28 +445,41 @@ def build_directory(episodes: Iterable[Episode], out_dir: str | os.PathLike, *, 
     seen: dict[str, str] = {}
     scenarios: dict[str, int] = {}
     try:
-        for episode in episodes:
-            where = f"{episode.source}:{episode.row}"
-            if episode.episode_id in seen:
-                raise ValueError(f"duplicate episode_id {episode.episode_id} at {where} (first at {seen[episode.episode_id]})")
-            seen[episode.episode_id] = where
-            start = sandbox_buf.count
-            for row in sandbox_rows(episode):
-                sandbox_buf.add(row)
-            episodes_buf.add(episode_row(episode, start, sandbox_buf.count))
-            scenarios[episode.task_scenario] = scenarios.get(episode.task_scenario, 0) + 1
-    finally:
+        try:
+            for episode in episodes:
+                where = f"{episode.source}:{episode.row}"
+                if episode.episode_id in seen:
+                    raise DuplicateEpisodeError(episode.source or out, f"duplicate episode_id {episode.episode_id} at "
+                                                f"{where} (first at {seen[episode.episode_id]})", row=episode.row)
+                seen[episode.episode_id] = where
+                start = sandbox_buf.count
+                for row in sandbox_rows(episode):
+                    sandbox_buf.add(row)
+                episodes_buf.add(episode_row(episode, start, sandbox_buf.count))
+                scenarios[episode.task_scenario] = scenarios.get(episode.task_scenario, 0) + 1
+            episodes_buf.flush()
+            sandbox_buf.flush()
+        except UnicodeEncodeError as exc:  # raised when a batch is written; load_episodes rejects such rows itself
+            raise CorruptDataError(out, f"an episode holds text that is not valid UTF-8 ({exc}); load the source with "
+                                        f"load_episodes, which rejects such rows with their file, row and column") from exc
+    except BaseException:
         episodes_buf.close()
         sandbox_buf.close()
+        tmp_episodes.unlink(missing_ok=True)
+        tmp_sandbox.unlink(missing_ok=True)
+        raise
+    episodes_buf.close()
+    sandbox_buf.close()
+    # a manifest of an earlier build must not vouch for the files written now
+    (out / MANIFEST_FILE).unlink(missing_ok=True)
     os.replace(tmp_episodes, out / EPISODES_FILE)
     os.replace(tmp_sandbox, out / SANDBOX_FILE)
-    from .replay_index import write_replay_index  # imports build: deferred
-
-    write_replay_index(out)
-    manifest = {
+    write_manifest(out, {
         "format_version": FORMAT_VERSION, "source": source, "episodes": episodes_buf.count,
         "sandbox_entries": sandbox_buf.count, "scenarios": dict(sorted(scenarios.items())),
         "load_report": report or {},
-    }
-    (out / MANIFEST_FILE).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    })
+    from .replay_index import write_replay_index  # imports build: deferred
+
+    write_replay_index(out)  # writes the derived files, then records every file's checksum in the manifest
     return out

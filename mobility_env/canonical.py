@@ -15,10 +15,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
-from .tools import DRIVING_STRATEGIES, TOOLS, canonical_tool_name, parse_coordinate
+from .tools import DRIVING_STRATEGIES, TOOLS, bounded_text_cache, canonical_tool_name, parse_coordinate
 
 COORD_DECIMALS = 6
 _CITY_SUFFIXES = ("特别行政区", "自治州", "自治县", "自治区", "地区", "新区", "市", "省", "区", "县", "盟", "旗")
@@ -124,7 +123,7 @@ def _canonical_point(value: Any) -> tuple[str, tuple[float, float] | None]:
     return _canonical_point_text(value) if isinstance(value, str) else ("", None)
 
 
-@lru_cache(maxsize=4096)  # agents repeat coordinates (home, the user's location) across calls
+@bounded_text_cache(4096, 64)  # agents repeat coordinates (home, the user's location) across calls
 def _canonical_point_text(value: str) -> tuple[str, tuple[float, float] | None]:
     point = parse_coordinate(value)
     if point is None:

@@ -16,16 +16,28 @@ from pathlib import Path
 from typing import Sequence
 
 from .errors import MobilityEnvError
+from .literal import MAX_CELL_BYTES, MAX_DEPTH
 
 # Modules that contribute subcommands; each exposes register(subparsers).
 COMMAND_MODULES = ("mobility_env.cli", "mobility_env.synth.commands", "mobility_agents.commands", "mobility_rewards.commands")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {value}")
+    return value
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
     from .build import build_directory
     from .loaders import load_episodes
 
-    episodes = load_episodes(args.src, strict=args.strict)
+    episodes = load_episodes(args.src, strict=args.strict, max_cell_bytes=args.max_cell_bytes, max_depth=args.max_depth,
+                             max_row_bytes=args.max_row_bytes)
     report = episodes.report
     print(report.summary())
     for rejection in report.rejected[:50]:
@@ -40,7 +52,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
 def _cmd_index(args: argparse.Namespace) -> int:
     from .replay_index import write_replay_index
 
-    write_replay_index(args.dir)
+    write_replay_index(args.dir, accept_changed_parquet=args.accept_changed_parquet)
     print(f"wrote the replay index of {args.dir} (sandbox.arrow, episodes.arrow, sandbox_index/)")
     return 0
 
@@ -61,12 +73,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("src", type=Path, help="official .csv/.xlsx/.jsonl file, episodes .parquet, or built directory")
     build.add_argument("--out", type=Path, required=True, help="output directory")
     build.add_argument("--strict", action="store_true", help="fail on the first unusable row instead of reporting it")
+    build.add_argument("--max-cell-bytes", type=_positive_int, default=MAX_CELL_BYTES,
+                       help=f"reject a row with a cell over this many bytes (default {MAX_CELL_BYTES:,})")
+    build.add_argument("--max-depth", type=_positive_int, default=MAX_DEPTH,
+                       help=f"reject a row with a cell nested deeper than this (default {MAX_DEPTH})")
+    build.add_argument("--max-row-bytes", type=_positive_int,
+                       help="reject a row over this many bytes (default twice --max-cell-bytes)")
     build.set_defaults(func=_cmd_build)
 
-    index = subparsers.add_parser("index", help="write the memory-mapped replay index of a built directory",
+    index = subparsers.add_parser("index", help="write the replay index and record every file's size and checksum in "
+                                                "manifest.json",
                                   description="`build` and `synth` write it already; use this on a directory built by an "
-                                              "older version (it still opens without, building the index in memory).")
+                                              "older version, or after a DerivedFileWarning.")
     index.add_argument("dir", type=Path, help="a built directory")
+    index.add_argument("--accept-changed-parquet", action="store_true",
+                       help="index Parquet files that no longer match manifest.json (you changed them on purpose)")
     index.set_defaults(func=_cmd_index)
 
     tools = subparsers.add_parser("tools", help="print the tool reference (markdown, or OpenAI JSON with --json)")
@@ -101,7 +122,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _error(message: str) -> None:
+    from .runfiles import clean_text
+
+    print(f"mobility-env: error: {clean_text(message)}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand; user mistakes print one line (no traceback) and return non-zero.
+
+    Exit status: 0 done; 2 bad input (:class:`MobilityEnvError`, or a path the OS refused);
+    an error's own ``exit_code`` when it has one (3: a run stopped because its model endpoint
+    is down); 130 on Ctrl-C, 128 + N on a terminating signal N (SIGTERM: 143).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -110,11 +143,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except MobilityEnvError as exc:
-        print(f"mobility-env: error: {exc}", file=sys.stderr)
+        _error(str(exc))
+        return int(getattr(exc, "exit_code", 2))
+    except OSError as exc:  # a path the user gave: missing, a directory, no permission, disk full
+        where = f"{exc.filename}: " if exc.filename else ""
+        _error(f"{where}{exc.strerror or exc}")
         return 2
-    except KeyboardInterrupt:
-        print("mobility-env: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        signum = getattr(exc, "signum", None)
+        name = "interrupted" if signum is None else str(exc)
+        print(f"mobility-env: {name}; everything written so far is kept (a run continues with --resume)",
+              file=sys.stderr)
+        return 130 if signum is None else 128 + int(signum)
 
 
 if __name__ == "__main__":

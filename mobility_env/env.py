@@ -3,23 +3,32 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from types import ModuleType
+from typing import Any, Iterator, Mapping
 
 import gymnasium as gym
-from gymnasium import spaces
+import numpy as np
+from gymnasium import logger, spaces
+from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory, write_to_shared_memory
 
-from .actions import MAX_ACTION_CHARS, ParsedAction, parse_action
+from .actions import (MAX_ACTION_CHARS, MAX_DEPTH, MAX_NUMBER_DIGITS, MAX_STRING_CHARS, ActionLimits, ParsedAction,
+                      ToolCallSpace, copy_arguments, parse_action)
 from .episode import Episode
+from .errors import ConfigError
 from .observation import OBS_FORMATS, format_response
 from .sandbox import LookupConfig
 from .store import EpisodeStore, resolve_data
 from .tools import openai_tools, validate_call
 from .trajectory import CallRecord, FinishRecord, Trajectory
 
-DEFAULT_MAX_STEPS = 10
+from . import DEFAULT_MAX_STEPS  # declared with the registration, which must not import this module
+
 MAX_OBSERVATION_CHARS = 200_000
+MAX_RECORDED_NAME_CHARS = 100  # an unknown tool's name is recorded cut to this
 
 
 def _drop_none(info: dict[str, Any]) -> dict[str, Any]:
@@ -40,6 +49,71 @@ class UnicodeText(spaces.Text):
 
     def __repr__(self) -> str:
         return f"UnicodeText({self.min_length}, {self.max_length})"
+
+
+# Shared memory for UnicodeText, so AsyncVectorEnv works with its default shared_memory=True.
+# Gymnasium's Text support stores charset indexes (KeyError on '{' or any Chinese character)
+# and reads a snapshot once; here each env owns a row of int32 [length, code points...] and
+# the vector env reads the rows live (SharedTexts), copying them to a tuple of str per step.
+_CODE_UNIT = np.dtype("<i4")
+
+
+class SharedTexts(Sequence):
+    """The observations of an ``AsyncVectorEnv`` in shared memory, decoded on access.
+
+    ``AsyncVectorEnv(copy=True)`` (the default) deep-copies it into a ``tuple`` of ``str``
+    after every ``reset``/``step``; with ``copy=False`` this live view is returned itself.
+    """
+
+    def __init__(self, rows: np.ndarray):
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(len(self))[index])
+        row = self._rows[index]
+        return row[1: 1 + int(row[0])].tobytes().decode("utf-32-le", "surrogatepass")
+
+    def __iter__(self) -> Iterator[str]:
+        return (self[i] for i in range(len(self)))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, (tuple, list, SharedTexts)) and tuple(self) == tuple(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"SharedTexts({tuple(self)!r})"
+
+
+@create_shared_memory.register(UnicodeText)
+def _create_unicode_text_shared_memory(space: UnicodeText, n: int = 1, ctx: ModuleType = multiprocessing) -> Any:
+    return ctx.Array(_CODE_UNIT.char, n * (space.max_length + 1))
+
+
+def _shared_rows(space: UnicodeText, shared_memory: Any) -> np.ndarray:
+    return np.frombuffer(shared_memory.get_obj(), dtype=_CODE_UNIT).reshape(-1, space.max_length + 1)
+
+
+@read_from_shared_memory.register(UnicodeText)
+def _read_unicode_text_shared_memory(space: UnicodeText, shared_memory: Any, n: int = 1) -> SharedTexts:
+    return SharedTexts(_shared_rows(space, shared_memory)[:n])
+
+
+@write_to_shared_memory.register(UnicodeText)
+def _write_unicode_text_shared_memory(space: UnicodeText, index: int, value: str, shared_memory: Any) -> None:
+    codes = np.frombuffer(value.encode("utf-32-le", "surrogatepass"), dtype=_CODE_UNIT)
+    if len(codes) > space.max_length:
+        raise ValueError(f"observation of {len(codes)} characters does not fit {space!r}")
+    row = _shared_rows(space, shared_memory)[index]
+    row[0] = len(codes)
+    row[1: 1 + len(codes)] = codes
 
 
 @dataclass
@@ -65,20 +139,34 @@ class MobilityEnv(gym.Env[str, Any]):
     against the tool schema and served by the deterministic replay sandbox. The agent ends
     with ``finish``.
 
-    **Actions** (``str`` of at most 20,000 characters, or a dict): a JSON tool call
-    ``{"name": tool, "arguments": {...}}`` or the OpenAI shape ``{"type": "function",
-    "function": {"name": ..., "arguments": "<json>"}}``. Tools: ``query_poi``,
+    **Actions** (``action_space``: :class:`mobility_env.actions.ToolCallSpace`): a JSON tool call
+    ``{"name": tool, "arguments": {...}}`` as text or as a dict, or the OpenAI shape
+    ``{"type": "function", "function": {"name": ..., "arguments": "<json>"}}`` (also an
+    ``openai`` tool-call object). Tools: ``query_poi``,
     ``search_around_poi``, ``reverse_geocoding``, ``weather_query``, ``traffic_status``
     (alias ``traffic_status_road_api``), ``driving_route``, ``walking_route``,
     ``bicycling_route``, ``bus_route``, and ``finish`` with ``{"answer": str, "intent": str,
     "slots": {...}, "plan": [str], "route_index": int | None}`` (only ``answer`` required).
-    ``info["tools"]`` holds the OpenAI function-calling list.
+    ``info["tools"]`` holds the OpenAI function-calling list. ``action_space.sample()`` draws a
+    well-formed call of a random tool; ``contains`` admits any text within the size cap and any
+    object in one of the shapes above within the caps.
+
+    **Caps on an action** (keyword arguments; an action over a cap is refused, never cut, and
+    nothing of it is kept): its JSON text at most ``max_action_chars`` = 20,000 characters
+    (longer text is ``invalid_json``, unparsed; an object is measured as compact JSON);
+    objects and arrays nested at most ``max_depth`` = 16 levels (the action object is level 1);
+    each string, key or value, at most ``max_string_chars`` = 10,000 characters; each number at
+    most ``max_number_digits`` = 40 digits and finite (no NaN or Infinity); no lone surrogate
+    (``"\\ud800"``); JSON types only. Every other broken cap is ``invalid_action``, its message
+    naming the place (``arguments.slots.origin``) and the cap. The env records a copy of the
+    arguments, so changing the caller's dict (or the info's) after ``step`` changes nothing.
 
     **Observations** (``str``): on reset, JSON ``{"query", "context"}``; after a call, the
     replayed response as JSON text, ``"compact"`` (default: distances, durations, tolls,
     lines, names; no polylines) or ``"raw"`` (as recorded). A bad action never raises: the
     observation is ``{"error": {"type", "message"}}`` and ``info["error"]`` has the same
-    ``type``: ``invalid_json``, ``invalid_action``, ``unknown_tool``, ``schema_error``,
+    ``type``: ``invalid_json`` (not JSON, or over ``max_action_chars``), ``invalid_action``
+    (not a tool call, or a broken cap), ``unknown_tool``, ``schema_error``,
     ``no_cached_result``, or ``episode_over`` (a step after the end).
 
     **Rewards.** Per step, shaped terms from ``mobility_rewards.shaping.RewardShaper``: potential-based
@@ -96,15 +184,30 @@ class MobilityEnv(gym.Env[str, Any]):
     ``Verdict.from_dict``) and ``info["trajectory"]`` the full record. The same three keys end
     a truncated episode and the info that ``abandon`` returns.
 
+    **Time limit.** ``MobilityBench-v0`` is registered with ``max_episode_steps`` = 10, the
+    env's own limit, so ``env.spec.max_episode_steps`` tells the truth. ``gymnasium.make``
+    puts :class:`ScoreOnTimeLimit` above its ``TimeLimit``: the env adopts a lower
+    ``max_episode_steps`` as its ``max_steps`` (both truncate at the same step and the env
+    scores it), and if a ``TimeLimit`` still truncates first, the wrapper ends the episode
+    with ``abandon("time_limit")``, so ``metrics``, ``verdict`` and ``trajectory`` are in that
+    info too. A ``max_steps`` above the ``TimeLimit`` is capped to it (with a warning); pass
+    ``max_episode_steps=N`` to ``gymnasium.make`` to allow more.
+
     **Info** on every step: ``episode_id``, ``step``, ``call`` (the call as parsed),
     ``match``/``scope``/``distance_m``/``score`` of the lookup, ``error``,
     ``reward_components``; on the terminal step also ``metrics``, ``verdict`` and
     ``trajectory``. A key is present only when it applies (no ``error`` key on a good step),
     so vector envs batch every key with one type.
 
+    **Vector envs.** ``SyncVectorEnv``, ``AsyncVectorEnv`` and ``gymnasium.make_vec`` work
+    with their defaults: the text observation space has shared-memory support (code points in
+    an int32 buffer), and info keys batch with one type each.
+
     **Arguments.**
         data: built directory or official file; None = bundled synthetic set.
         max_steps: actions per episode before truncation (default 10).
+        max_action_chars, max_depth, max_string_chars, max_number_digits: the caps on an
+            action (above; :class:`mobility_env.actions.ActionLimits`).
         obs_format: ``"compact"`` or ``"raw"``.
         reward_weights: mapping or ``mobility_rewards.shaping.RewardWeights``.
         lookup_config: ``LookupConfig`` (fuzzy threshold, distance bound, global fallback).
@@ -120,7 +223,8 @@ class MobilityEnv(gym.Env[str, Any]):
         obs, r, terminated, truncated, info = env.step({"name": "finish", "arguments": {"answer": "晴"}})
         print(info["metrics"])
 
-    **Version history.** v0: initial release.
+    **Version history.** v0: initial release; caps on actions, ``ToolCallSpace``,
+    ``max_episode_steps`` registered as 10 and scoring on ``TimeLimit`` truncation.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
@@ -128,25 +232,29 @@ class MobilityEnv(gym.Env[str, Any]):
     def __init__(self, data: str | os.PathLike | None = None, *, max_steps: int = DEFAULT_MAX_STEPS,
                  obs_format: str = "compact", reward_weights: Mapping[str, float] | Any = None,
                  lookup_config: LookupConfig | None = None, episode_ids: list[str] | None = None,
-                 render_mode: str | None = None, store: EpisodeStore | None = None):
+                 render_mode: str | None = None, store: EpisodeStore | None = None,
+                 max_action_chars: int = MAX_ACTION_CHARS, max_depth: int = MAX_DEPTH,
+                 max_string_chars: int = MAX_STRING_CHARS, max_number_digits: int = MAX_NUMBER_DIGITS):
         from mobility_rewards.shaping import RewardShaper, RewardWeights
 
         if obs_format not in OBS_FORMATS:
-            raise ValueError(f"obs_format must be one of {OBS_FORMATS}, got {obs_format!r}")
-        if not isinstance(max_steps, int) or max_steps < 1:
-            raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
+            raise ConfigError(f"obs_format must be one of {OBS_FORMATS}, got {obs_format!r}")
+        if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
+            raise ConfigError(f"max_steps must be a positive integer, got {max_steps!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+            raise ConfigError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.limits = ActionLimits(max_action_chars=max_action_chars, max_depth=max_depth,
+                                   max_string_chars=max_string_chars, max_number_digits=max_number_digits)
         self.store = store or resolve_data(data, lookup_config)
         self.sandbox = self.store.sandbox
         if episode_ids is not None:
             known = set(self.store.ids)
             unknown = [e for e in episode_ids if e not in known]
             if unknown:
-                raise ValueError(f"unknown episode id(s): {unknown[:5]}")
+                raise ConfigError(f"unknown episode id(s): {unknown[:5]}")
         self.episode_ids: list[str] = list(episode_ids) if episode_ids is not None else list(self.store.ids)
         if not self.episode_ids:
-            raise ValueError("no episodes to sample from")
+            raise ConfigError("no episodes to sample from")
         self._known_ids = set(self.store.ids)
         self.max_steps = max_steps
         self.obs_format = obs_format
@@ -155,7 +263,7 @@ class MobilityEnv(gym.Env[str, Any]):
         self.render_mode = render_mode
         self.tools = openai_tools()
         self.observation_space = UnicodeText(MAX_OBSERVATION_CHARS)
-        self.action_space = UnicodeText(MAX_ACTION_CHARS)
+        self.action_space = ToolCallSpace(self.limits)
         self.state: EpisodeState | None = None
 
     # ------------------------------------------------------------------ reset
@@ -169,7 +277,7 @@ class MobilityEnv(gym.Env[str, Any]):
             else:
                 episode_id = self.episode_ids[int(self.np_random.integers(len(self.episode_ids)))]
         elif episode_id not in self._known_ids:
-            raise ValueError(f"unknown episode_id {episode_id!r}; see env.unwrapped.episode_ids")
+            raise ConfigError(f"unknown episode_id {episode_id!r}; see env.unwrapped.episode_ids")
         episode = self.store.get(episode_id)
         self.state = EpisodeState(episode=episode, trajectory=Trajectory(episode_id=episode_id),
                                   shaping=self.shaper.start(episode))
@@ -190,7 +298,7 @@ class MobilityEnv(gym.Env[str, Any]):
                     "reward_components": {}, "metrics": state.metrics}
             return self._error_obs(error), 0.0, True, False, _drop_none(info)
         state.steps += 1
-        parsed = parse_action(action)
+        parsed = parse_action(action, self.limits)
         if parsed.error is None and parsed.name == "finish" and not validate_call("finish", parsed.arguments):
             return self._finish(parsed)
         record = self._call(parsed)
@@ -216,7 +324,7 @@ class MobilityEnv(gym.Env[str, Any]):
     def _call(self, parsed: ParsedAction) -> CallRecord:
         state = self.state
         assert state is not None
-        name = parsed.name or (parsed.raw_name if isinstance(parsed.raw_name, str) else None)
+        name = parsed.name or (parsed.raw_name[:MAX_RECORDED_NAME_CHARS] if isinstance(parsed.raw_name, str) else None)
         if parsed.error is not None:
             return CallRecord(step=state.steps, name=name, arguments=parsed.arguments, error=parsed.error)
         errors = validate_call(parsed.name, parsed.arguments)
@@ -245,7 +353,7 @@ class MobilityEnv(gym.Env[str, Any]):
         components = self._close()
         reward = self._account(components)
         info = {"episode_id": state.episode.episode_id, "step": state.steps,
-                "call": {"name": "finish", "arguments": args}, "match": None, "error": None,
+                "call": {"name": "finish", "arguments": copy_arguments(args)}, "match": None, "error": None,
                 "reward_components": components, "metrics": state.metrics, "verdict": self._verdict_dict(),
                 "trajectory": state.trajectory.model_dump()}
         obs = json.dumps({"finished": True, "metrics": state.metrics}, ensure_ascii=False)
@@ -277,7 +385,7 @@ class MobilityEnv(gym.Env[str, Any]):
         state = self.state
         assert state is not None
         call = None if record.name is None or record.error and record.error["type"] in ("invalid_json", "invalid_action") \
-            else {"name": record.name, "arguments": record.arguments}
+            else {"name": record.name, "arguments": copy_arguments(record.arguments)}
         return {"episode_id": state.episode.episode_id, "step": state.steps, "call": call, "match": record.match,
                 "scope": record.scope, "distance_m": record.distance_m, "score": record.score, "error": record.error}
 
@@ -334,3 +442,43 @@ class MobilityEnv(gym.Env[str, Any]):
     @property
     def episode(self) -> Episode | None:
         return None if self.state is None else self.state.episode
+
+
+class ScoreOnTimeLimit(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """Keeps ``metrics``, ``verdict`` and ``trajectory`` in the last info when a ``TimeLimit``
+    beneath it, not the env, truncates the episode.
+
+    ``gymnasium.make("MobilityBench-v0")`` applies it above ``TimeLimit`` (it is registered in
+    ``additional_wrappers``). On construction a :class:`MobilityEnv` inside adopts the
+    ``TimeLimit``'s ``max_episode_steps`` when that is lower than its ``max_steps``, so both
+    truncate at the same step and the env scores that step itself (a higher ``max_steps`` is
+    capped, with a warning). Should a ``TimeLimit`` still truncate an unscored episode (its limit
+    changed later, or another wrapper counts steps), the wrapper ends it with
+    ``env.unwrapped.abandon("time_limit")``: scored like the env's own truncation (``DR = 0``),
+    its terminal reward terms added to that step's reward and ``reward_components``.
+    """
+
+    def __init__(self, env: gym.Env):
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.Wrapper.__init__(self, env)
+        limit = env.spec.max_episode_steps if env.spec is not None else None
+        base = env.unwrapped
+        if isinstance(base, MobilityEnv) and isinstance(limit, int) and 0 < limit < base.max_steps:
+            if base.max_steps != DEFAULT_MAX_STEPS:
+                logger.warn(f"max_steps={base.max_steps} is above the TimeLimit's max_episode_steps={limit}: "
+                            f"episodes end after {limit} steps; pass max_episode_steps={base.max_steps} to "
+                            "gymnasium.make to allow more")
+            base.max_steps = limit
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        base = self.env.unwrapped
+        if truncated and not terminated and "metrics" not in info and isinstance(base, MobilityEnv) \
+                and base.state is not None and not base.state.done:
+            final = base.abandon("time_limit")
+            terminal = final["reward_components"]
+            reward = float(reward) + float(sum(terminal.values()))
+            info = dict(info)
+            info["reward_components"] = {**info.get("reward_components", {}), **terminal}
+            info.update(metrics=final["metrics"], verdict=final["verdict"], trajectory=final["trajectory"])
+        return obs, reward, terminated, truncated, info

@@ -34,5 +34,18 @@ class SandboxError(MobilityEnvError):
     """A built sandbox directory is missing files or is inconsistent."""
 
 
+class CorruptDataError(DataFileError, SandboxError):
+    """A file of a built directory is damaged: it differs from the size and checksum that
+    ``manifest.json`` records, it is missing, or it does not decode.
+
+    Both a :class:`DataFileError` (``.path`` names the file) and a :class:`SandboxError`, so
+    code that guards either kind of failure catches it.
+    """
+
+
+class DuplicateEpisodeError(DataFileError, ValueError):
+    """Two episodes with the same id were given to one build."""
+
+
 class ConfigError(MobilityEnvError, ValueError):
     """An option, argument or config file is invalid."""

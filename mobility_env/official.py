@@ -26,11 +26,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from .episode import FAMILY_OF, SCENARIOS, Episode, RecordedCall, Repair, ToolCall, stable_episode_id
 from .errors import RowError
-from .literal import CellParseError, parse_cell
+from .literal import (DEFAULT_LIMITS, CellLimits, CellParseError, at_excel_limit, json_value_problem, parse_cell,
+                      text_problem, utf8_size)
 from .tools import TOOLS, canonical_tool_name
 
 OFFICIAL_COLUMNS: tuple[str, ...] = (
@@ -54,18 +55,58 @@ MODE_OF_TOOL = {name: spec.mode for name, spec in TOOLS.items() if spec.mode}
 _MODE_WORDS = {"驾车": "driving", "公交": "transit", "地铁": "transit", "步行": "walking", "骑行": "bicycling"}
 
 
-def _parse(value: Any, column: str, repairs: list[Repair]) -> Any:
-    """Parse a cell that may be a literal string or an already-parsed value."""
-    if not isinstance(value, str):
-        return None if _is_missing(value) else value
-    try:
-        parsed = parse_cell(value)
-    except CellParseError as exc:
-        repairs.append(Repair(column=column, kind="unparseable", detail=str(exc)))
+#: columns that hold Python literals, and the container types each may hold; every other column is text
+LITERAL_COLUMN_TYPES: dict[str, tuple[type, ...]] = {
+    "context": (dict,), "tool_list": (list,), "strategy_list": (list, tuple), "bus_lines_list": (list, tuple),
+    "key_info": (dict, list), EXTRA_CALLS_COLUMN: (list,),
+    **{column: (dict, list) for column in sorted(RESPONSE_COLUMNS)},
+}
+_KIND_NAMES = {dict: "dict", list: "list", tuple: "tuple"}
+
+
+def _parse(value: Any, column: str, repairs: list[Repair], fail: Callable[[str, str], RowError],
+           limits: CellLimits) -> Any:
+    """The value of one cell: text columns stay text, literal columns are parsed and type-checked.
+
+    A literal cell that is not a literal, is over ``limits`` or holds the wrong type raises
+    RowError (via ``fail``): malformed cells are rejected, never turned into other gold. The
+    one repair: a *response* cell cut at exactly Excel's limit whose text is a valid literal up
+    to the cut keeps its complete list elements (recorded as a ``truncated`` repair); a cut
+    that leaves no complete element is rejected.
+    """
+    if _is_missing(value):
+        return None
+    expected = LITERAL_COLUMN_TYPES.get(column)
+    if expected is None:
+        if isinstance(value, str):
+            return value.strip()
+        problem = json_value_problem(value, max_depth=limits.max_depth)
+        if problem is not None:
+            raise fail(column, problem)
         return value
-    if parsed.repaired:
-        repairs.append(Repair(column=column, kind="truncated", detail=parsed.detail))
-    return parsed.value
+    if isinstance(value, str):
+        cut = column in RESPONSE_COLUMNS and at_excel_limit(value)
+        try:
+            parsed = parse_cell(value, limits=limits, repair=cut)
+        except CellParseError as exc:
+            if exc.incomplete:
+                hint = "cut at the Excel limit and not repairable" if cut else \
+                    "cut short (not at the Excel limit of 32,767 characters, so not an Excel cut)"
+                raise fail(column, f"{hint}: {exc}") from exc
+            raise fail(column, f"malformed cell: {exc}") from exc
+        if parsed.repaired:
+            if not parsed.kept:
+                raise fail(column, f"cut at the Excel limit with no complete element left ({parsed.detail})")
+            repairs.append(Repair(column=column, kind="truncated", detail=parsed.detail))
+        value = parsed.value
+    if not isinstance(value, expected):
+        kinds = " or ".join(_KIND_NAMES[t] for t in expected)
+        got = f"text {value!r:.60}" if isinstance(value, str) else type(value).__name__
+        raise fail(column, f"expected a {kinds} literal, got {got}")
+    problem = json_value_problem(value, max_depth=limits.max_depth)
+    if problem is not None:
+        raise fail(column, problem)
+    return value
 
 
 def _is_missing(value: Any) -> bool:
@@ -335,35 +376,43 @@ def _match_poi_response(keywords: str, fields: dict[str, Any], used: set[str]) -
 
 
 def episode_from_row(row: Mapping[str, Any], *, source: str = "", row_number: int | None = None,
-                     id_prefix: str = "mb") -> Episode:
+                     id_prefix: str = "mb", limits: CellLimits = DEFAULT_LIMITS) -> Episode:
     """Build an Episode from one official row (cells as literal strings or parsed values).
 
-    Raises RowError (with file, row and column) when the row cannot be used at all.
-    Repairs and unmatched responses are recorded in ``Episode.repairs``.
+    Raises RowError (with file, row and column) when the row cannot be used at all: a
+    required cell empty, a text cell of another type, a literal cell malformed, over
+    ``limits`` or of the wrong type (see :data:`LITERAL_COLUMN_TYPES`). Repairs and unmatched
+    responses are recorded in ``Episode.repairs``.
     """
     def fail(column: str, message: str) -> RowError:
         return RowError(source or "<rows>", message, row=row_number, column=column)
 
+    for column, value in row.items():
+        if isinstance(value, str):
+            size = utf8_size(value, limits.max_cell_bytes)
+            problem = text_problem(value) if size is None else \
+                f"cell is {size:,} bytes, over the limit of {limits.max_cell_bytes:,} (max_cell_bytes)"
+            if problem is not None:
+                raise fail(column, problem)
     for column in ("query", "task_scenario", "tool_list"):
         if _is_missing(row.get(column)):
             raise fail(column, "required cell is empty")
+    for column in ("query", "task_scenario", "intent_family"):
+        if not _is_missing(row.get(column)) and not isinstance(row[column], str):
+            raise fail(column, f"expected text, got {type(row[column]).__name__}")
     repairs: list[Repair] = []
     scenario = str(row["task_scenario"]).strip()
     if scenario not in FAMILY_OF:
-        raise fail("task_scenario", f"unknown task scenario {scenario!r}; expected one of {', '.join(SCENARIOS)}")
-    context = _parse(row.get("context"), "context", repairs) or {}
-    if not isinstance(context, dict):
-        raise fail("context", f"expected a dict literal, got {type(context).__name__}")
-    raw_tool_list = _parse(row["tool_list"], "tool_list", repairs)
-    if not isinstance(raw_tool_list, list) or any(r.column == "tool_list" for r in repairs):
-        raise fail("tool_list", "expected a complete list of {'name': ..., 'arguments': {...}} literals")
+        raise fail("task_scenario", f"unknown task scenario {scenario!r:.80}; expected one of {', '.join(SCENARIOS)}")
+    context = _parse(row.get("context"), "context", repairs, fail, limits) or {}
+    raw_tool_list = _parse(row["tool_list"], "tool_list", repairs, fail, limits)
     gold_calls = []
     for i, item in enumerate(raw_tool_list):
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             raise fail("tool_list", f"item {i} is not a {{'name', 'arguments'}} dict: {item!r:.80}")
         name = canonical_tool_name(item["name"])
         if name is None or name == "finish":
-            raise fail("tool_list", f"item {i} names unknown tool {item['name']!r}")
+            raise fail("tool_list", f"item {i} names unknown tool {item['name']!r:.80}")
         arguments = item.get("arguments") or {}
         if not isinstance(arguments, dict):
             raise fail("tool_list", f"item {i} arguments are not a dict")
@@ -373,7 +422,7 @@ def episode_from_row(row: Mapping[str, Any], *, source: str = "", row_number: in
     for column, value in row.items():
         if column in CORE_COLUMNS or column == EXTRA_CALLS_COLUMN or _is_missing(value):
             continue
-        fields[column] = _parse(value, column, repairs)
+        fields[column] = _parse(value, column, repairs, fail, limits)
     fields["intent_family"] = row.get("intent_family")
     truncated_columns = {r.column for r in repairs if r.kind == "truncated"}
 
@@ -395,7 +444,7 @@ def episode_from_row(row: Mapping[str, Any], *, source: str = "", row_number: in
     for column in RESPONSE_COLUMNS & fields.keys():
         repairs.append(Repair(column=column, kind="unmatched_response", detail="no gold call uses this response; kept in fields"))
 
-    extra = _parse(row.get(EXTRA_CALLS_COLUMN), EXTRA_CALLS_COLUMN, repairs)
+    extra = _parse(row.get(EXTRA_CALLS_COLUMN), EXTRA_CALLS_COLUMN, repairs, fail, limits)
     for i, item in enumerate(extra or []):
         name = canonical_tool_name(item.get("name")) if isinstance(item, dict) else None
         if name is None or not isinstance(item.get("arguments"), dict):

@@ -28,6 +28,13 @@ Arrays (N = sandbox rows; every array is a plain function of the Parquet rows):
   site), ``nn_lng``/``nn_lat`` (its first point). Queries go through a scikit-learn BallTree
   (haversine) built per process, on first use, over the tool's slice of these arrays.
 
+Every one of these files is listed with its size and checksum in ``manifest.json`` and checked
+before it is mapped (:func:`mobility_env.build.check_built_directory`): a file that differs is
+never mapped (a damaged Arrow file can crash the process), the index is built in memory from
+the verified Parquet files instead, with a :class:`~mobility_env.build.DerivedFileWarning`.
+In a directory whose manifest has no checksums (older versions) the Arrow files are validated
+in full before use, and the index is used only when every expected array is present.
+
 Why the token filters are exact: ``fuzz.ratio ≥ t`` means ``2L/S ≥ t/100`` for the longest
 common subsequence L and total length S, so L ≥ Lmin = ⌈t·S/200⌉. A common subsequence of
 length L is L shared characters, and leaves at least ``L − 1 − (S − 2L)`` adjacent matched
@@ -43,7 +50,9 @@ import json
 import math
 import os
 import shutil
+import warnings
 from pathlib import Path
+from tokenize import TokenError
 from typing import Any, Iterable
 
 import numpy as np
@@ -51,6 +60,9 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
+from .build import (EPISODES_FILE, EPISODES_SCHEMA, SANDBOX_FILE, SANDBOX_SCHEMA, DerivedFileWarning, DirectoryCheck,
+                    check_built_directory, read_manifest, record_files, warn_once)
+from .errors import CorruptDataError
 from .geo import EARTH_RADIUS_M
 from .tools import MAP_TOOLS, TOOLS
 
@@ -121,6 +133,58 @@ def parquet_fingerprint(path: Path) -> str:
         handle.seek(max(0, size - 65536))
         tail = handle.read()
     return f"{size}:{hashlib.blake2b(tail, digest_size=16).hexdigest()}"
+
+
+def expected_arrays() -> list[str]:
+    """The names of the ``.npy`` arrays an index of this version consists of."""
+    names = ["tool_code", "valid", "key_hash", "exact_hash", "exact_entry", "options_code", "city_code",
+             "pt_off", "pt_lng", "pt_lat", "nn_key", "nn_entry", "nn_lng", "nn_lat",
+             "ep_hash", "ep_row", "ep_start", "ep_stop"]
+    for tool in FUZZY_TOOLS:
+        names += [f"fz_{tool}_{part}" for part in ("names", "len", "grp_off", "grp_entry", "len_order", "len_values",
+                                                   "len_off", "tok_keys", "tok_off", "tok_post", "uni_keys", "uni_off",
+                                                   "uni_post")]
+    return sorted(names)
+
+
+def index_files() -> list[str]:
+    """The derived files the replay index is read from (relative paths), episodes.arrow aside."""
+    return [ARROW_FILE, f"{INDEX_DIR}/{META_FILE}", f"{INDEX_DIR}/{NAMES_FILE}",
+            *(f"{INDEX_DIR}/{name}.npy" for name in expected_arrays())]
+
+
+def derived_paths(directory: str | os.PathLike) -> list[Path]:
+    """The derived files present in a built directory (what ``manifest.json`` lists besides the Parquet files)."""
+    directory = Path(directory)
+    paths = [directory / ARROW_FILE, directory / EPISODES_ARROW_FILE]
+    index_dir = directory / INDEX_DIR
+    if index_dir.is_dir():
+        paths += sorted(p for p in index_dir.iterdir() if p.is_file() and p.suffix in (".npy", ".json", ".arrow"))
+    return [p for p in paths if p.is_file()]
+
+
+def _derived_usable(check: DirectoryCheck, names: list[str], what: str) -> bool:
+    """Do the derived files ``names`` match the manifest? If not, say so once and why."""
+    if check.derived_ok(names):
+        return True
+    problems = check.derived_problems(names)
+    absent = [p for p in problems if p.endswith(": missing") or p.endswith("not listed in the manifest")]
+    if check.verified and len(absent) == len(problems) == len(names):
+        return False  # none of them written (e.g. removed to save space): the Sandbox says how to write them
+    message = (f"{check.directory}: not using the {what}: {'; '.join(problems[:3])}"
+               f"{f' (and {len(problems) - 3} more)' if len(problems) > 3 else ''}. Built in memory from the verified "
+               f"Parquet files instead; run `mobility-env index {check.directory}` to write it again.")
+    warn_once(check.directory, DerivedFileWarning, message)
+    return False
+
+
+def _validated(table_or_batch: Any, path: Path) -> Any:
+    """Full Arrow validation (offsets, UTF-8) for a file no checksum vouches for; ValueError if damaged."""
+    try:
+        table_or_batch.validate(full=True)
+    except (pa.ArrowException, ValueError) as exc:
+        raise ValueError(f"{path}: damaged Arrow data ({exc})") from exc
+    return table_or_batch
 
 
 def arrow_schema(sandbox_schema: pa.Schema) -> pa.Schema:
@@ -263,15 +327,30 @@ def _nearest_arrays(arrays: dict[str, np.ndarray], valid: np.ndarray, tool_code:
     arrays.update(nn_key=keys[order], nn_entry=entries[order], nn_lng=lng[order], nn_lat=lat[order])
 
 
-def write_replay_index(directory: str | os.PathLike, *, sandbox_schema: pa.Schema | None = None) -> Path:
-    """Write ``sandbox.arrow`` and ``sandbox_index/`` next to ``sandbox.parquet`` (streamed).
+def write_replay_index(directory: str | os.PathLike, *, sandbox_schema: pa.Schema | None = None,
+                       accept_changed_parquet: bool = False) -> Path:
+    """Write ``sandbox.arrow``, ``episodes.arrow`` and ``sandbox_index/`` next to the Parquet files
+    (streamed), then record every file's size and checksum in ``manifest.json``.
 
-    ``mobility-env build`` calls this; run it on a directory built by an older version to
-    give it the fast, shared open path. Files are renamed into place at the end.
+    ``mobility-env build`` calls this; run it (``mobility-env index DIR``) on a directory built
+    by an older version to give it the fast, shared open path and checksums, or to rewrite
+    derived files that were damaged. When the manifest already records the Parquet files, a
+    Parquet file that differs is refused with :class:`CorruptDataError` (nothing is derived
+    from a damaged file) unless ``accept_changed_parquet`` (you changed it on purpose). Files
+    are renamed into place at the end.
     """
-    from .build import EPISODES_FILE, SANDBOX_FILE, SANDBOX_SCHEMA
-
     directory = Path(directory)
+    manifest = read_manifest(directory)
+    if manifest is not None and isinstance(manifest.get("files"), dict) and not accept_changed_parquet:
+        check_built_directory(directory)  # raises for a damaged Parquet file
+    try:
+        return _write_replay_index(directory, sandbox_schema)
+    except (pa.ArrowException, ValueError, OSError) as exc:  # an unverified Parquet file that does not read
+        raise CorruptDataError(directory, f"cannot index the Parquet files ({type(exc).__name__}: {exc}); rebuild "
+                                          f"the directory with `mobility-env build SRC --out {directory}`") from exc
+
+
+def _write_replay_index(directory: Path, sandbox_schema: pa.Schema | None) -> Path:
     episodes = pq.read_table(directory / EPISODES_FILE)
     episodes = episodes.cast(pa.schema([pa.field(f.name, pa.large_string() if f.type == pa.string() else f.type)
                                         for f in episodes.schema]))
@@ -311,22 +390,36 @@ def write_replay_index(directory: str | os.PathLike, *, sandbox_schema: pa.Schem
     os.replace(tmp_dir, final_dir)
     os.replace(tmp_arrow, directory / ARROW_FILE)
     os.replace(tmp_episodes, directory / EPISODES_ARROW_FILE)
+    record_files(directory, accept_changed_parquet=True)  # the Parquet files were checked (or accepted) above
     return directory / INDEX_DIR
 
 
-def open_episodes_arrow(directory: str | os.PathLike) -> pa.Table | None:
-    """``episodes.arrow`` memory-mapped, if written from the current ``episodes.parquet``; else None."""
-    from .build import EPISODES_FILE
+def open_episodes_arrow(directory: str | os.PathLike, check: DirectoryCheck | None = None) -> pa.Table | None:
+    """``episodes.arrow`` memory-mapped, if it matches the manifest (or, in an unverified older
+    directory, was written from the current ``episodes.parquet`` and validates); else None.
 
+    Raises :class:`CorruptDataError` when a Parquet file of the directory is damaged.
+    """
     directory = Path(directory)
+    check = check or check_built_directory(directory)
+    arrow_path = directory / EPISODES_ARROW_FILE
+    if check.verified:
+        if not _derived_usable(check, [EPISODES_ARROW_FILE], EPISODES_ARROW_FILE):
+            return None
+        return ipc.open_file(pa.memory_map(str(arrow_path), "r")).read_all()
     meta_path = directory / INDEX_DIR / META_FILE
-    if not meta_path.exists() or not (directory / EPISODES_ARROW_FILE).exists():
+    if not meta_path.exists() or not arrow_path.exists():
         return None
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    if meta.get("index_version") != INDEX_VERSION or \
-            meta.get("episodes_parquet") != parquet_fingerprint(directory / EPISODES_FILE):
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        if not isinstance(meta, dict) or meta.get("index_version") != INDEX_VERSION or \
+                meta.get("episodes_parquet") != parquet_fingerprint(directory / EPISODES_FILE):
+            return None
+        return _validated(ipc.open_file(pa.memory_map(str(arrow_path), "r")).read_all(), arrow_path)
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        warnings.warn(f"{arrow_path}: unreadable ({exc}); reading episodes.parquet instead", DerivedFileWarning,
+                      stacklevel=2)
         return None
-    return ipc.open_file(pa.memory_map(str(directory / EPISODES_ARROW_FILE), "r")).read_all()
 
 
 def _cell_reader(array: pa.Array):
@@ -345,6 +438,74 @@ def _cell_reader(array: pa.Array):
         values = array.to_numpy(zero_copy_only=True)
         return lambda row: values[row].item()
     return lambda row: array[row].as_py()
+
+
+# what a damaged file can raise while it is read (np.load parses a .npy header with tokenize and ast)
+_LOAD_ERRORS = (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, SyntaxError, TokenError,
+                pa.ArrowException)
+
+
+def _validate_unverified_parquet(directory: Path) -> None:
+    """Schema and full Arrow validation of the Parquet files of a directory without checksums.
+
+    Raises CorruptDataError naming the file; a damaged file would otherwise fail deep inside
+    a lookup (undecodable text, a renamed column).
+    """
+    for name, schema in ((SANDBOX_FILE, SANDBOX_SCHEMA), (EPISODES_FILE, EPISODES_SCHEMA)):
+        path = directory / name
+        try:
+            table = pq.read_table(path)
+            table.validate(full=True)
+        except (OSError, ValueError, pa.ArrowException) as exc:
+            raise CorruptDataError(path, f"damaged ({exc}); rebuild with `mobility-env build SRC --out {directory}`") \
+                from exc
+        for field in schema:
+            if field.name not in table.column_names or not table.schema.field(field.name).type.equals(field.type):
+                raise CorruptDataError(path, f"column {field.name!r} is missing or not {field.type}; rebuild with "
+                                             f"`mobility-env build SRC --out {directory}`", column=field.name)
+
+
+def _check_shapes(arrays: dict[str, np.ndarray], meta: dict[str, Any], names: int, rows: int) -> None:
+    """Range checks of unverified arrays (every stored position points inside what it indexes):
+    ValueError when one cannot be right, so a damaged array is never followed out of bounds."""
+    def within(name: str, upper: int) -> None:
+        values = arrays[name]
+        if values.ndim != 1:
+            raise ValueError(f"{name}.npy is not one-dimensional")
+        if len(values) and (int(values.min()) < 0 or int(values.max()) >= upper):
+            raise ValueError(f"{name}.npy points outside 0..{upper - 1}")
+
+    def offsets(name: str, length: int | None, total: int) -> None:
+        values = arrays[name]
+        if (length is not None and values.shape != (length,)) or not len(values) or int(values[0]) != 0 \
+                or int(values[-1]) != total or bool((np.diff(values) < 0).any()):
+            raise ValueError(f"{name}.npy is not an offset array over {total} items")
+
+    for name in ("tool_code", "valid", "key_hash", "options_code", "city_code"):
+        if arrays[name].shape != (rows,):
+            raise ValueError(f"{name}.npy has shape {arrays[name].shape}, expected ({rows},)")
+    within("options_code", len(meta["options_vocab"]))
+    within("city_code", len(meta["city_vocab"]))
+    offsets("pt_off", rows + 1, len(arrays["pt_lng"]))
+    for name in ("exact_entry", "nn_entry"):
+        within(name, rows)
+    episodes = len(arrays["ep_start"])
+    within("ep_row", episodes)
+    within("ep_start", rows + 1)
+    within("ep_stop", rows + 1)
+    if episodes != len(arrays["ep_stop"]) or bool((arrays["ep_start"] > arrays["ep_stop"]).any()):
+        raise ValueError("ep_start.npy and ep_stop.npy do not describe row spans")
+    for tool in FUZZY_TOOLS:
+        prefix = f"fz_{tool}_"
+        count = len(arrays[prefix + "names"])
+        within(prefix + "names", names)
+        offsets(prefix + "grp_off", count + 1, len(arrays[prefix + "grp_entry"]))
+        within(prefix + "grp_entry", rows)
+        within(prefix + "len_order", max(count, 1))
+        offsets(prefix + "len_off", len(arrays[prefix + "len_values"]) + 1, len(arrays[prefix + "len_order"]))
+        for kind in ("tok", "uni"):
+            offsets(f"{prefix}{kind}_off", len(arrays[f"{prefix}{kind}_keys"]) + 1, len(arrays[f"{prefix}{kind}_post"]))
+            within(f"{prefix}{kind}_post", max(count, 1))
 
 
 # --------------------------------------------------------------------------- the index
@@ -368,6 +529,7 @@ class ReplayIndex:
         self._name_reader = None
         self._episode_id_reader = None
         self.episodes: pa.Table | None = None  # episodes.arrow, when it matches episodes.parquet
+        self.source: Path | None = None  # the file rows are read from (sandbox.arrow); None when built in memory
         self.compact_ok = compact_ok and "compact" in self.columns
         self.rows = int(meta["rows"])
         self.options_vocab: dict[str, int] = {v: i for i, v in enumerate(meta["options_vocab"])}
@@ -387,29 +549,66 @@ class ReplayIndex:
 
     @classmethod
     def load(cls, directory: str | os.PathLike) -> "ReplayIndex | None":
-        """Memory-map a written index; None if the directory has none or an older version."""
+        """Memory-map a written index; None if the directory has none, an older version, or
+        files that do not match the manifest (see the module docstring).
+
+        Raises :class:`CorruptDataError` when a Parquet file of the directory is damaged.
+        """
+        directory = Path(directory)
+        check = check_built_directory(directory)
+        index_dir = directory / INDEX_DIR
+        if check.verified:
+            if not _derived_usable(check, index_files(), "prebuilt replay index"):
+                return None
+            try:
+                return cls._load(directory, check)
+            except _LOAD_ERRORS as exc:
+                raise CorruptDataError(directory / INDEX_DIR, f"matches the manifest but does not load ({exc}); "
+                                                              f"run `mobility-env index {directory}`") from exc
+        index = None
+        if (index_dir / META_FILE).exists() and (directory / ARROW_FILE).exists():
+            try:
+                index = cls._load(directory, check)
+            except _LOAD_ERRORS as exc:
+                warnings.warn(f"{directory}: the replay index is unreadable ({exc}); building it in memory. Run "
+                              f"`mobility-env index {directory}` to write it again.", DerivedFileWarning, stacklevel=2)
+        if index is None or index.episodes is None:
+            _validate_unverified_parquet(directory)  # what the sandbox reads instead: no checksum vouches for it
+        return index
+
+    @classmethod
+    def _load(cls, directory: Path, check: DirectoryCheck) -> "ReplayIndex | None":
         from .observation import observation_version
 
-        directory = Path(directory)
         index_dir = directory / INDEX_DIR
-        if not (index_dir / META_FILE).exists() or not (directory / ARROW_FILE).exists():
-            return None
         meta = json.loads((index_dir / META_FILE).read_text(encoding="utf-8"))
-        from .build import SANDBOX_FILE
-
-        if meta.get("index_version") != INDEX_VERSION or meta.get("parquet") != parquet_fingerprint(directory / SANDBOX_FILE):
-            return None  # written by another version, or sandbox.parquet changed since
+        if not isinstance(meta, dict) or meta.get("index_version") != INDEX_VERSION:
+            return None  # written by another version
+        if not check.verified and meta.get("parquet") != parquet_fingerprint(directory / SANDBOX_FILE):
+            return None  # sandbox.parquet changed since (only checked this way where no checksum is recorded)
+        names = expected_arrays()
+        if not check.verified:
+            missing = [n for n in names if not (index_dir / f"{n}.npy").is_file()]
+            if missing:
+                raise ValueError(f"{len(missing)} index array(s) missing ({', '.join(missing[:4])})")
         # plain ndarray views of the maps: same shared pages, without np.memmap's per-slice overhead
-        arrays = {p.stem: np.load(p, mmap_mode="r", allow_pickle=False).view(np.ndarray)
-                  for p in sorted(index_dir.glob("*.npy"))}
-        names = ipc.open_file(pa.memory_map(str(index_dir / NAMES_FILE), "r")).get_batch(0).column(0)
+        arrays = {name: np.load(index_dir / f"{name}.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray)
+                  for name in names}
+        names_file = ipc.open_file(pa.memory_map(str(index_dir / NAMES_FILE), "r")).get_batch(0).column(0)
         reader = ipc.open_file(pa.memory_map(str(directory / ARROW_FILE), "r"))
         batches = [reader.get_batch(i) for i in range(reader.num_record_batches)]
-        if sum(b.num_rows for b in batches) != meta["rows"]:
+        rows = int(meta["rows"])
+        if sum(b.num_rows for b in batches) != rows:
             return None
-        index = cls(arrays, meta, names, batches, int(meta.get("batch_rows", BATCH_ROWS)),
+        if not check.verified:
+            _validated(names_file, index_dir / NAMES_FILE)
+            for batch in batches:
+                _validated(batch, directory / ARROW_FILE)
+            _check_shapes(arrays, meta, len(names_file), rows)
+        index = cls(arrays, meta, names_file, batches, int(meta.get("batch_rows", BATCH_ROWS)),
                     compact_ok=meta.get("observation_version") == observation_version())
-        index.episodes = open_episodes_arrow(directory) if "ep_hash" in arrays else None
+        index.episodes = open_episodes_arrow(directory, check)
+        index.source = directory / ARROW_FILE
         return index
 
     # -------------------------------------------------------------- row access

@@ -42,7 +42,7 @@ from typing import Any, Iterable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .build import EPISODES_FILE, MANIFEST_FILE, SANDBOX_FILE, SANDBOX_SCHEMA, sandbox_rows
+from .build import EPISODES_FILE, SANDBOX_FILE, SANDBOX_SCHEMA, check_built_directory, read_manifest, sandbox_rows
 from .canonical import CanonicalRequest, canonical_request
 from .errors import SandboxError
 from .geo import haversine_m
@@ -116,11 +116,14 @@ class Sandbox:
     # ----------------------------------------------------------------- construction
     @classmethod
     def open(cls, directory: str | os.PathLike, config: LookupConfig | None = None) -> "Sandbox":
-        """Open a built directory lazily (files are checked now, read at first lookup)."""
+        """Open a built directory lazily: its files are checked against ``manifest.json`` now
+        (:func:`~mobility_env.build.check_built_directory`; a changed Parquet file raises
+        :class:`~mobility_env.errors.CorruptDataError`), read at the first lookup."""
         directory = Path(directory)
         for name in (SANDBOX_FILE, EPISODES_FILE):
             if not (directory / name).exists():
                 raise SandboxError(f"{directory}: missing {name}; build the directory with `mobility-env build SRC --out {directory}`")
+        check_built_directory(directory)
         return cls(directory=directory, config=config)
 
     @classmethod
@@ -186,9 +189,7 @@ class Sandbox:
 
     @property
     def manifest(self) -> dict[str, Any]:
-        if self.directory is None or not (self.directory / MANIFEST_FILE).exists():
-            return {}
-        return json.loads((self.directory / MANIFEST_FILE).read_text(encoding="utf-8"))
+        return (read_manifest(self.directory) or {}) if self.directory is not None else {}
 
     # ----------------------------------------------------------------- row access
     @property

@@ -3,7 +3,10 @@
 ``data`` may be None (the bundled synthetic set), a built directory, or any file
 ``load_episodes`` reads (official CSV/XLSX/JSONL, our Parquet). A built directory is opened
 lazily: episodes are materialized one at a time on ``reset`` from the two Parquet files, so
-opening 100k episodes costs one column read, not 100k model validations.
+opening 100k episodes costs one column read, not 100k model validations. Its files are first
+checked against ``manifest.json`` (:func:`mobility_env.build.check_built_directory`): a damaged
+Parquet file raises :class:`~mobility_env.errors.CorruptDataError`, a damaged derived file is
+not used.
 """
 
 from __future__ import annotations
@@ -12,12 +15,14 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .build import EPISODES_FILE, episode_from_record
-from .episode import Episode, RecordedCall
-from .errors import DataFileError
-from .replay_index import open_episodes_arrow
+from .build import (EPISODES_FILE, EPISODES_SCHEMA, SANDBOX_FILE, DirectoryCheck, RecordDecodeError,
+                    check_built_directory, episode_from_record, recorded_call_from_entry)
+from .episode import Episode
+from .errors import CorruptDataError, DataFileError
+from .replay_index import EPISODES_ARROW_FILE, open_episodes_arrow
 from .sandbox import LookupConfig, Sandbox
 
 DATA_ENV_VAR = "MOBILITY_ENV_DATA"
@@ -41,11 +46,14 @@ def default_data_path() -> Path:
 class EpisodeStore:
     """Episode ids in order, and ``get(episode_id)`` materializing one Episode."""
 
-    def __init__(self, sandbox: Sandbox, *, episodes: list[Episode] | None = None, directory: Path | None = None):
+    def __init__(self, sandbox: Sandbox, *, episodes: list[Episode] | None = None, directory: Path | None = None,
+                 check: DirectoryCheck | None = None):
         self.sandbox = sandbox
         self.directory = directory
+        self._check = check
         self._episodes = {e.episode_id: e for e in episodes} if episodes is not None else None
         self._table = None
+        self._table_path: Path | None = None  # the file the episode rows are read from
         self._row_of: dict[str, int] | None = None
         self._scenarios: list[str] | None = None
         self.ids: list[str] = list(self._episodes) if self._episodes is not None else self._read_ids()
@@ -53,10 +61,31 @@ class EpisodeStore:
 
     def _read_ids(self) -> list[str]:
         assert self.directory is not None
+        path = self.directory / EPISODES_FILE
+        check = self._check or check_built_directory(self.directory)
         # the memory-mapped Arrow copy is shared by every process; Parquet is decompressed per process
-        self._table = open_episodes_arrow(self.directory)
-        if self._table is None:
-            self._table = pq.read_table(self.directory / EPISODES_FILE, memory_map=True)
+        self._table = open_episodes_arrow(self.directory, check)
+        if self._table is not None:
+            self._table_path = self.directory / EPISODES_ARROW_FILE
+        else:
+            self._table_path = path
+            try:
+                self._table = pq.read_table(path, memory_map=True)
+            except (OSError, ValueError, pa.ArrowException) as exc:
+                raise CorruptDataError(path, f"cannot read Parquet ({exc}); rebuild with "
+                                             f"`mobility-env build SRC --out {self.directory}`") from exc
+        if not check.verified:  # no checksum vouches for it: validate in full
+            try:
+                self._table.validate(full=True)
+            except (ValueError, pa.ArrowException) as exc:
+                raise CorruptDataError(self._table_path, f"damaged ({exc}); rebuild with "
+                                                         f"`mobility-env build SRC --out {self.directory}`") from exc
+        for name in EPISODES_SCHEMA.names:
+            if name not in self._table.column_names:
+                raise CorruptDataError(self._table_path, f"not a mobility-env episodes file: no column {name!r}")
+            got, expected = self._table.schema.field(name).type, EPISODES_SCHEMA.field(name).type
+            if not got.equals(expected) and not (pa.types.is_large_string(got) and expected == pa.string()):
+                raise CorruptDataError(self._table_path, f"column has type {got}, expected {expected}", column=name)
         ids = self._table.column("episode_id").to_pylist()
         self._row_of = {eid: i for i, eid in enumerate(ids)}
         return ids
@@ -76,17 +105,27 @@ class EpisodeStore:
     def _get(self, episode_id: str) -> Episode:
         if self._episodes is not None:
             return self._episodes[episode_id]
-        assert self._table is not None and self._row_of is not None
-        record = self._table.slice(self._row_of[episode_id], 1).to_pylist()[0]
+        assert self._table is not None and self._row_of is not None and self._table_path is not None
+        row = self._row_of[episode_id]
+        record = self._table.slice(row, 1).to_pylist()[0]
         box = self.sandbox
+        start, stop = record["sandbox_start"], record["sandbox_stop"]
+        if not (isinstance(start, int) and isinstance(stop, int) and 0 <= start <= stop <= len(box)):
+            raise CorruptDataError(self._table_path, f"sandbox rows [{start}, {stop}) are not within the "
+                                   f"{len(box)} sandbox rows", row=row + 1, column="sandbox_start")
         recorded = []
-        for entry in range(record["sandbox_start"], record["sandbox_stop"]):
-            gold = box.entry_value("gold_index", entry)
-            recorded.append(RecordedCall(
-                name=box.entry_value("tool", entry), arguments=box.entry_arguments(entry), response=box.response(entry),
-                source_column=box.entry_value("source_column", entry),
-                gold_index=None if gold < 0 else gold, truncated=box.entry_value("truncated", entry)))
-        return episode_from_record(record, recorded)
+        for entry in range(start, stop):
+            values = {name: box.entry_value(name, entry) for name in ("tool", "arguments", "response", "source_column",
+                                                                      "gold_index", "truncated")}
+            try:
+                recorded.append(recorded_call_from_entry(values))
+            except RecordDecodeError as exc:
+                source = box.index.source or (box.directory / SANDBOX_FILE if box.directory else self._table_path)
+                raise CorruptDataError(source, str(exc), row=entry + 1, column=exc.column) from exc
+        try:
+            return episode_from_record(record, recorded)
+        except RecordDecodeError as exc:
+            raise CorruptDataError(self._table_path, str(exc), row=row + 1, column=exc.column) from exc
 
 
 def resolve_data(data: str | os.PathLike | None, lookup_config: LookupConfig | None = None) -> EpisodeStore:
@@ -95,7 +134,8 @@ def resolve_data(data: str | os.PathLike | None, lookup_config: LookupConfig | N
 
     path = default_data_path() if data is None else Path(data)
     if path.is_dir() and (path / EPISODES_FILE).exists():
-        return EpisodeStore(Sandbox.open(path, lookup_config), directory=path)
+        check = check_built_directory(path)  # refuses damaged Parquet files now, not at the first reset
+        return EpisodeStore(Sandbox.open(path, lookup_config), directory=path, check=check)
     episodes = load_episodes(path)
     if not episodes:
         raise DataFileError(path, f"no usable episodes ({episodes.report.summary()})")

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, Literal
+from functools import lru_cache, wraps
+from typing import Any, Callable, Literal, TypeVar
 
 # Driving strategies: the Chinese labels used by the data are canonical; the English names
 # of the released tool docstring are accepted as aliases.
@@ -175,6 +175,48 @@ def canonical_tool_name(name: Any) -> str | None:
     return name if name in TOOLS else None
 
 
+_Result = TypeVar("_Result")
+
+
+def bounded_text_cache(maxsize: int, max_chars: int, *, long_maxsize: int = 0,
+                       long_max_chars: int = 0) -> Callable[[Callable[[str], _Result]], Callable[[str], _Result]]:
+    """``functools.lru_cache`` for a function of one ``str`` that bounds what the cache keeps.
+
+    Strings of up to ``max_chars`` characters share ``maxsize`` entries; with ``long_maxsize``,
+    strings of up to ``long_max_chars`` share that many more (an answer folded many times while
+    it is scored); longer strings are computed every time and never kept. Agents choose these
+    strings, so an unbounded key length would let one agent pin gigabytes (4,096 distinct 1 MB
+    coordinates). The wrapper has ``cache_clear()``, ``cache_info()`` (the short tier's) and
+    ``cache_parts`` (the ``lru_cache`` of each tier) for tests.
+    """
+    if long_maxsize and long_max_chars <= max_chars:
+        raise ValueError("long_max_chars must exceed max_chars")
+
+    def decorate(function: Callable[[str], _Result]) -> Callable[[str], _Result]:
+        short = lru_cache(maxsize=maxsize)(function)
+        long_ = lru_cache(maxsize=long_maxsize)(function) if long_maxsize else None
+
+        @wraps(function)
+        def cached(text: str) -> _Result:
+            size = len(text)
+            if size <= max_chars:
+                return short(text)
+            if long_ is not None and size <= long_max_chars:
+                return long_(text)
+            return function(text)
+
+        def cache_clear() -> None:
+            for part in cached.cache_parts:  # type: ignore[attr-defined]
+                part.cache_clear()
+
+        cached.cache_parts = tuple(p for p in (short, long_) if p is not None)  # type: ignore[attr-defined]
+        cached.cache_clear = cache_clear  # type: ignore[attr-defined]
+        cached.cache_info = short.cache_info  # type: ignore[attr-defined]
+        return cached
+
+    return decorate
+
+
 def parse_coordinate(value: Any) -> tuple[float, float] | None:
     """``"lng,lat"`` -> (lng, lat) when well formed and in range, else None."""
     if not isinstance(value, str):
@@ -182,7 +224,8 @@ def parse_coordinate(value: Any) -> tuple[float, float] | None:
     return _parse_coordinate_text(value)
 
 
-@lru_cache(maxsize=4096)  # a step parses the same coordinates to validate and to canonicalize
+# a step parses the same coordinates to validate and to canonicalize; longer texts are rare and not kept
+@bounded_text_cache(4096, 64)
 def _parse_coordinate_text(value: str) -> tuple[float, float] | None:
     match = _COORD.match(value)
     if not match:
@@ -198,7 +241,7 @@ def _check_number_text(value: Any, low: float, high: float) -> bool:
         return False
     try:
         number = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond the float range
         return False
     return math.isfinite(number) and low <= number <= high
 

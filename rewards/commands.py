@@ -3,15 +3,21 @@
 * ``mobility-env eval RUN_DIR [--data PATH] [--exclude-audited] [--exclude-ids FILE]``:
   recompute every metric and the verdict from the trajectories (a ``trajectory`` in each
   results.jsonl line, or ``RUN_DIR/trajectories.jsonl`` keyed by ``episode_id``/``sample_index``;
-  a transcript's ``record`` field holds the Trajectory), print the scorecard and the most
-  frequent failing checks, write ``RUN_DIR/scorecard.json`` and ``RUN_DIR/eval_results.jsonl``
-  (the results lines with the recomputed ``metrics`` and ``verdict``, and ``rescored``:
-  whether they were recomputed). Results without a trajectory keep their stored metrics and
-  verdict (and are counted in the output). ``results.jsonl`` itself is never rewritten.
+  a transcript's ``record`` field holds the Trajectory) against **the run's own data**, the
+  path ``RUN_DIR/run.json`` recorded (``--data`` only to point at a copy of it), print the
+  scorecard and the most frequent failing checks, write ``RUN_DIR/scorecard.json`` and
+  ``RUN_DIR/eval_results.jsonl`` (the results lines with the recomputed ``metrics`` and
+  ``verdict``, and ``rescored``: whether they were recomputed). It refuses, writing nothing,
+  when the run's data is gone, when a run has no run.json and no ``--data`` is given, and
+  when the data lacks episodes the results name (not the run's data). Results without a
+  trajectory keep their stored metrics and verdict (and are counted in the output).
+  ``results.jsonl`` itself is never rewritten; the two outputs are replaced atomically.
 * ``mobility-env report RUN_DIR``: ``report.md``, ``report.json`` and per-family PNG charts
-  from ``scorecard.json`` (or from the stored metrics when ``eval`` was not run), plus the
-  most frequent failing checks per scenario (:mod:`mobility_rewards.failures`) from the verdicts of
-  ``eval_results.jsonl`` when ``eval`` wrote it, else of ``results.jsonl``.
+  from ``scorecard.json`` when it was computed from the current results (else from the stored
+  metrics, saying so), plus the run's own description (agent, model, data, load report, seed,
+  sessions from ``run.json``) and the most frequent failing checks per scenario
+  (:mod:`mobility_rewards.failures`) from the verdicts of ``eval_results.jsonl`` when that
+  scorecard is used, else of ``results.jsonl``.
 * ``mobility-env audit DATA [--json]``: list self-inconsistent gold labels.
 """
 
@@ -24,7 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from mobility_env.errors import ConfigError, DataFileError
-from mobility_env.runfiles import EVAL_RESULTS_FILE, RESULTS_FILE, TRAJECTORIES_FILE, read_jsonl, read_results
+from mobility_env.runfiles import (EVAL_RESULTS_FILE, RESULTS_FILE, RUN_FILE, TRAJECTORIES_FILE, data_fingerprint,
+                                   existing_run_dir, file_sha256, json_line, json_text, read_json_file, read_jsonl,
+                                   read_results, read_run_info, write_text_atomic)
 
 from .audit import audit_episodes, blocking_episode_ids
 from .failures import failing_checks
@@ -53,6 +61,28 @@ def _load_episodes(data: str | None) -> dict[str, Any]:
     return {episode.episode_id: episode for episode in load_episodes(data)}
 
 
+def run_data_path(run_dir: Path, override: str | None) -> tuple[str, str | None]:
+    """The data to rescore ``run_dir`` with: ``override`` (a copy of the run's data) or the path
+    ``run.json`` recorded; and the fingerprint recorded for it. Refuses rather than guessing."""
+    run = read_run_info(run_dir) or {}
+    recorded = run.get("data_fingerprint")
+    if override is not None:
+        return override, recorded
+    if not run:
+        raise ConfigError(f"{run_dir / RUN_FILE} is missing, so the run's data is unknown; "
+                          "pass --data PATH (the data the run was made with)")
+    path = run.get("data_path")
+    if path is None and run.get("data") is None:  # written before data_path: null means the bundled set
+        from mobility_env.store import default_data_path
+
+        return str(default_data_path()), recorded
+    path = path or run.get("data")
+    if not Path(path).exists():
+        raise DataFileError(path, f"the data this run was made with (recorded in {run_dir / RUN_FILE}) is gone; "
+                                  "pass --data PATH to a copy of it — nothing was rescored or written")
+    return str(path), recorded
+
+
 def _exclusions(args: argparse.Namespace, episodes: dict[str, Any] | None) -> set[str]:
     excluded: set[str] = set()
     if getattr(args, "exclude_ids", None):
@@ -74,23 +104,33 @@ def rescore_run(run_dir: Path, episodes: dict[str, Any]) -> tuple[list[dict[str,
     an embedded ``trajectory``, with ``rescored`` set; one that could not be recomputed (no
     trajectory, or an episode not in ``episodes``) keeps its stored ``metrics`` and ``verdict``.
     """
+    from pydantic import ValidationError
+
     from mobility_env.trajectory import Trajectory
 
-    results = read_jsonl(run_dir / RESULTS_FILE)
-    sidecar: dict[tuple[str, int], dict[str, Any]] = {}
-    if (run_dir / TRAJECTORIES_FILE).exists():
-        for item in read_jsonl(run_dir / TRAJECTORIES_FILE):
-            trajectory = _trajectory_dict(item)
-            if trajectory is not None and item.get("episode_id") is not None:
-                sidecar[(str(item["episode_id"]), int(item.get("sample_index", 0)))] = trajectory
-    latest = {(str(r.get("episode_id")), int(r.get("sample_index", 0))): r for r in results}
+    latest = {(str(r["episode_id"]), int(r.get("sample_index", 0))): r for r in read_results(run_dir / RESULTS_FILE)}
+    sidecar: dict[tuple[str, int], tuple[dict[str, Any], int]] = {}
+    for row, item in enumerate(read_jsonl(run_dir / TRAJECTORIES_FILE), 1):
+        trajectory = _trajectory_dict(item)
+        if trajectory is not None and item.get("episode_id") is not None:
+            try:
+                sidecar[(str(item["episode_id"]), int(item.get("sample_index", 0)))] = (trajectory, row)
+            except (TypeError, ValueError) as exc:
+                raise DataFileError(run_dir / TRAJECTORIES_FILE, "sample_index is not an integer", row=row) from exc
     rescored, recomputed = [], 0
     for key, record in latest.items():
         record = dict(record)
-        trajectory = _trajectory_dict(record.get("trajectory")) or sidecar.get(key)
+        embedded = _trajectory_dict(record.get("trajectory"))
+        trajectory, source = (embedded, (RESULTS_FILE, None)) if embedded is not None else \
+            (sidecar[key][0], (TRAJECTORIES_FILE, sidecar[key][1])) if key in sidecar else (None, None)
         episode = episodes.get(key[0])
         if trajectory is not None and episode is not None:
-            parsed = Trajectory.model_validate({"episode_id": key[0], **trajectory})
+            try:
+                parsed = Trajectory.model_validate({**trajectory, "episode_id": key[0]})
+            except ValidationError as exc:
+                raise DataFileError(run_dir / source[0], f"the trajectory of {key[0]} sample {key[1]} is not a "
+                                                         f"recorded trajectory ({exc.error_count()} error(s): "
+                                                         f"{exc.errors()[0]['msg']})", row=source[1]) from exc
             metrics, verdict = score_episode(episode, parsed)
             record["metrics"], record["verdict"] = metrics, verdict.to_dict()
             record.setdefault("input_tokens", parsed.input_tokens)
@@ -102,24 +142,40 @@ def rescore_run(run_dir: Path, episodes: dict[str, Any]) -> tuple[list[dict[str,
     return rescored, recomputed
 
 
+def results_digest(run_dir: Path) -> str:
+    """What ``scorecard.json`` was computed from: the sha256 of ``results.jsonl``."""
+    return "sha256:" + file_sha256(run_dir / RESULTS_FILE)
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
-    run_dir = Path(args.run_dir)
-    episodes = _load_episodes(args.data)
+    run_dir = existing_run_dir(args.run_dir)
+    data, recorded_fingerprint = run_data_path(run_dir, args.data)
+    episodes = _load_episodes(data)
     results, recomputed = rescore_run(run_dir, episodes)
     if not results:
         raise ConfigError(f"{run_dir / RESULTS_FILE}: no results to evaluate")
+    foreign = sorted({str(r.get("episode_id")) for r in results} - set(episodes))
+    if foreign:
+        raise ConfigError(f"{len(foreign)} episode(s) of this run are not in {data} (e.g. {', '.join(foreign[:3])}): "
+                          "that is not the run's data; pass --data PATH to the data it was made with — "
+                          "nothing was rescored or written")
+    fingerprint = data_fingerprint(Path(data))
+    if recorded_fingerprint and fingerprint != recorded_fingerprint:
+        print(f"note: {data} differs from the data the run recorded ({recorded_fingerprint[:19]}…, now "
+              f"{fingerprint[:19]}…); every episode of the run is in it, so the run is rescored against it",
+              file=sys.stderr)
     scorecard = build_scorecard(results, exclude=_exclusions(args, episodes))
     scorecard["recomputed"] = recomputed
     scorecard["results"] = len(results)
+    scorecard["source"] = {"data": str(Path(data).resolve()), "data_fingerprint": fingerprint,
+                           "results_sha256": results_digest(run_dir)}
     print(format_scorecard(scorecard))
     # every check of every scenario (top=None), so the overall counts are exact
     top = _overall_failing(failing_checks(results, exclude=scorecard.get("excluded") or (), top=None))
     if top:
         print("most frequent failing checks: " + ", ".join(f"{name} ({count})" for name, count in top))
-    with (run_dir / EVAL_RESULTS_FILE).open("w", encoding="utf-8") as handle:
-        for record in results:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-    (run_dir / SCORECARD_FILE).write_text(json.dumps(scorecard, ensure_ascii=False, indent=2), encoding="utf-8")
+    write_text_atomic(run_dir / EVAL_RESULTS_FILE, "".join(json_line(record) for record in results))
+    write_text_atomic(run_dir / SCORECARD_FILE, json_text(scorecard, indent=2))
     print(f"recomputed {recomputed}/{len(results)} results from trajectories; "
           f"wrote {run_dir / SCORECARD_FILE} and {run_dir / EVAL_RESULTS_FILE}")
     return 0
@@ -134,23 +190,37 @@ def _overall_failing(section: dict[str, Any], top: int = 5) -> list[tuple[str, i
     return sorted(totals.items(), key=lambda item: (-item[1], item[0]))[:top]
 
 
+def current_scorecard(run_dir: Path) -> dict[str, Any] | None:
+    """``scorecard.json`` when ``eval`` computed it from the current ``results.jsonl``, else None."""
+    scorecard = read_json_file(run_dir / SCORECARD_FILE)
+    if not isinstance(scorecard, dict) or not (run_dir / EVAL_RESULTS_FILE).exists():
+        return None
+    source = scorecard.get("source") if isinstance(scorecard.get("source"), dict) else {}
+    if source.get("results_sha256") != results_digest(run_dir):
+        return None  # made before the run was resumed (or by an older version): stale
+    return scorecard
+
+
 def report_records(run_dir: Path) -> list[dict[str, Any]]:
-    """The records the report's failing-checks section reads: eval's output when present."""
-    if (run_dir / SCORECARD_FILE).exists() and (run_dir / EVAL_RESULTS_FILE).exists():
+    """The records the report's failing-checks section reads: eval's output when it is current."""
+    if current_scorecard(run_dir) is not None:
         return read_results(run_dir / EVAL_RESULTS_FILE)
     return read_results(run_dir / RESULTS_FILE)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    run_dir = Path(args.run_dir)
-    path = run_dir / SCORECARD_FILE
+    run_dir = existing_run_dir(args.run_dir)
+    scorecard = current_scorecard(run_dir)
     records = report_records(run_dir)
-    if path.exists():
-        scorecard = json.loads(path.read_text(encoding="utf-8"))
-    else:
+    if not records:
+        raise ConfigError(f"{run_dir / RESULTS_FILE}: no results to report")
+    if scorecard is None:
+        if (run_dir / SCORECARD_FILE).exists():
+            print(f"note: {run_dir / SCORECARD_FILE} does not match the current results (the run went on after "
+                  "`eval`); reporting the stored metrics — run `mobility-env eval` again to rescore", file=sys.stderr)
         scorecard = build_scorecard(records)
     failing = failing_checks(records, exclude=scorecard.get("excluded") or ())
-    files = write_report(run_dir, scorecard, failing=failing)
+    files = write_report(run_dir, scorecard, failing=failing, run=read_run_info(run_dir))
     print(f"wrote {files.markdown} and {files.json}" + "".join(f", {p}" for p in files.charts))
     if files.chart_note:
         print(files.chart_note)
@@ -178,20 +248,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``eval``, ``report`` and ``audit`` to the ``mobility-env`` parser."""
     evaluate = subparsers.add_parser("eval", help="recompute metrics of a run from its trajectories; print the scorecard",
                                      description="Recompute every metric and verdict from RUN_DIR/results.jsonl "
-                                                 "(+ trajectories.jsonl), print the scorecard and write "
-                                                 "RUN_DIR/scorecard.json and RUN_DIR/eval_results.jsonl.")
+                                                 "(+ trajectories.jsonl) against the run's own data (recorded in "
+                                                 "RUN_DIR/run.json), print the scorecard and write "
+                                                 "RUN_DIR/scorecard.json and RUN_DIR/eval_results.jsonl. Refuses, "
+                                                 "writing nothing, when that data is gone or is not the run's.")
     evaluate.add_argument("run_dir", help="run directory holding results.jsonl")
-    evaluate.add_argument("--data", default=None, help="episodes of the run (built directory or official file); "
-                                                       "default: the bundled set")
+    evaluate.add_argument("--data", default=None, help="a copy of the run's data, when the recorded path moved "
+                                                       "(default: the data recorded in run.json)")
     evaluate.add_argument("--exclude-audited", action="store_true",
                           help="leave out episodes with blocking audit findings")
     evaluate.add_argument("--exclude-ids", default=None, help="file with episode ids to leave out, one per line")
     evaluate.set_defaults(func=cmd_eval)
 
     report = subparsers.add_parser("report", help="write report.md, report.json and charts for a run",
-                                   description="Render RUN_DIR/scorecard.json (or the stored metrics) as Markdown, "
-                                               "JSON and one PNG chart per intent family (needs matplotlib), with "
-                                               "the most frequent failing checks per task scenario.")
+                                   description="Render RUN_DIR/scorecard.json (when `eval` computed it from the "
+                                               "current results; else the stored metrics) as Markdown, JSON and one "
+                                               "PNG chart per intent family (needs matplotlib), with the run's "
+                                               "agent, model, data and load report from run.json and the most "
+                                               "frequent failing checks per task scenario.")
     report.add_argument("run_dir", help="run directory holding results.jsonl")
     report.set_defaults(func=cmd_report)
 

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 from rapidfuzz import fuzz
 
 from mobility_env.episode import SCENARIOS
+from mobility_env.tools import bounded_text_cache
 
 if TYPE_CHECKING:
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -133,7 +134,7 @@ def _fitted() -> tuple[TfidfVectorizer, object, list[str], list[str], list[str]]
     return vectorizer, matrix, owners, [fold_label(t) for t in texts], [label_core(t) for t in texts]
 
 
-@lru_cache(maxsize=4096)
+@bounded_text_cache(4096, 256)  # agents choose labels: long ones are not kept
 def scenario_similarities(label: str) -> dict[str, float]:
     """Best similarity of ``label`` to each scenario, in [0, 1]."""
     folded, core = fold_label(label), label_core(label)

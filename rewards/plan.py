@@ -39,7 +39,7 @@ from typing import Any, Iterable, Sequence
 from rapidfuzz import fuzz
 
 from mobility_env.episode import Episode, ToolCall
-from mobility_env.tools import TOOLS, canonical_tool_name
+from mobility_env.tools import TOOLS, bounded_text_cache, canonical_tool_name
 
 ATOMIC_STEPS: tuple[str, ...] = ("locate", "nearby_search", "weather", "traffic", "route_planning",
                                  "waypoint_route_planning", "preference_route_planning", "time_calculation")
@@ -68,7 +68,7 @@ def _fold(text: str) -> str:
     return re.sub(r"[\s_\-]+", " ", text.lower()).strip()
 
 
-@lru_cache(maxsize=8192)
+@bounded_text_cache(8192, 256)  # agents write plans: long items are not kept
 def steps_in_text(text: str) -> frozenset[str]:
     """Atomic steps one plan item names (``"plan a driving route avoiding highways"`` ->
     ``{preference_route_planning}``).

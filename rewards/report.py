@@ -1,23 +1,26 @@
 """Render a scorecard as Markdown, JSON and (when matplotlib is installed) one PNG per family.
 
-``write_report(run_dir, scorecard, failing=None) -> ReportFiles`` writes ``report.md``,
+``write_report(run_dir, scorecard, failing=None, run=None) -> ReportFiles`` writes ``report.md``,
 ``report.json`` and ``chart_<family>.png`` (a bar chart of the family's scenarios over the
 score columns). ``failing`` (a :func:`mobility_rewards.failures.failing_checks` result) adds the
 section "Most frequent failing checks" per task scenario to ``report.md`` and the key
-``failing_checks`` to ``report.json``. The charts need the optional ``plot`` extra
+``failing_checks`` to ``report.json``. ``run`` (the run's ``run.json``) adds the section "Run":
+agent, model, data path and fingerprint, load report, seed, sessions; and the key ``run``.
+Text a model wrote (quoted in failing checks) is written safely: a lone surrogate becomes
+U+FFFD; both files are replaced atomically. The charts need the optional ``plot`` extra
 (``pip install -e ".[plot]"``); without it the report says so and the other files are
 still written.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 from mobility_env.episode import SCENARIOS_BY_FAMILY
+from mobility_env.runfiles import json_text, write_text_atomic
 
 from .failures import failing_checks_markdown
 from .scorecard import COLUMNS, TOKEN_COLUMNS, _cell
@@ -89,12 +92,38 @@ def _charts(run_dir: Path, scorecard: Mapping[str, Any]) -> tuple[list[Path], st
     return paths, ""
 
 
+def run_markdown(run: Mapping[str, Any]) -> str:
+    """The "Run" section: what the run was, from its ``run.json``."""
+    lines = ["## Run", ""]
+    fields = (("agent", run.get("agent")), ("model", run.get("model")),
+              ("data", run.get("data_path") or run.get("data") or "bundled set"),
+              ("data fingerprint", run.get("data_fingerprint")), ("seed", run.get("seed")),
+              ("samples per episode", run.get("samples_per_episode")), ("started", run.get("started")))
+    lines += [f"* {name}: `{value}`" for name, value in fields if value is not None]
+    report = run.get("load_report") if isinstance(run.get("load_report"), Mapping) else None
+    if report and "loaded" in report:
+        rejected = report.get("rejected_count", len(report.get("rejected") or []))
+        notes = report.get("repairs_by_kind") or {}
+        text = f"{report.get('loaded')} loaded ({report.get('repaired', 0)} repaired), {rejected} rejected"
+        if notes:
+            text += "; notes: " + ", ".join(f"{k}={v}" for k, v in sorted(notes.items()))
+        lines.append(f"* load report: {text}")
+    sessions = run.get("sessions") or []
+    if sessions:
+        forced = sum(1 for session in sessions if isinstance(session, Mapping) and session.get("forced"))
+        lines.append(f"* sessions: {len(sessions)}" + (f" ({forced} forced with other settings: see run.json)"
+                                                        if forced else ""))
+    return "\n".join(lines) + "\n"
+
+
 def write_report(run_dir: str | Path, scorecard: Mapping[str, Any],
-                 failing: Mapping[str, Any] | None = None) -> ReportFiles:
+                 failing: Mapping[str, Any] | None = None, run: Mapping[str, Any] | None = None) -> ReportFiles:
     """Write report.md, report.json and per-family charts into ``run_dir`` (see module docstring)."""
     run_dir = Path(run_dir)
     charts, note = _charts(run_dir, scorecard)
     markdown = scorecard_markdown(scorecard)
+    if run:
+        markdown += "\n" + run_markdown(run)
     if charts:
         markdown += "\n" + "\n".join(f"![{p.stem}]({p.name})" for p in charts) + "\n"
     elif note:
@@ -102,9 +131,11 @@ def write_report(run_dir: str | Path, scorecard: Mapping[str, Any],
     if failing is not None:
         markdown += "\n" + failing_checks_markdown(failing)
     md_path, json_path = run_dir / "report.md", run_dir / "report.json"
-    md_path.write_text(markdown, encoding="utf-8")
+    write_text_atomic(md_path, markdown)
     payload = {**scorecard, "charts": [p.name for p in charts], "chart_note": note}
+    if run:
+        payload["run"] = dict(run)
     if failing is not None:
         payload["failing_checks"] = dict(failing)
-    json_path.write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
+    write_text_atomic(json_path, json_text(payload, indent=2))
     return ReportFiles(md_path, json_path, charts, note)

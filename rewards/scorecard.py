@@ -17,7 +17,9 @@ its FPR is 1) are computed with the unbiased estimators, for ``k = 1..min n``:
     pass^k = C(c, k) / C(n, k)              (all k samples pass)
 
 averaged over episodes. Episode ids in ``exclude`` (e.g. the audit's blocking findings) are
-left out and listed in the result.
+left out and listed in the result. A record whose ``metrics`` is not an object of numbers, or
+whose token counts are not numbers (a hand-edited or corrupt results file), raises
+:class:`RecordError` naming the episode and the field.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from math import comb
 from typing import Any, Iterable, Mapping
 
 from mobility_env.episode import FAMILY_OF, SCENARIOS, SCENARIOS_BY_FAMILY
+from mobility_env.errors import MobilityEnvError
 
 from .metrics import EXTRA_METRIC_KEYS
 
@@ -36,6 +39,24 @@ COLUMNS: tuple[str, ...] = ("ID", "IE", "DEC-P", "DEC-R", "TS-P", "TS-R", "SC", 
 METRIC_OF_COLUMN = {"ID": "ID", "IE": "IE", "DEC-P": "DEC_P", "DEC-R": "DEC_R", "TS-P": "TS_P", "TS-R": "TS_R",
                     "SC": "SC", "DR": "DR", "FPR": "FPR", "PF": "PF", **EXTRA_COLUMNS}
 TOKEN_COLUMNS = {"IT": "input_tokens", "OT": "output_tokens"}
+
+
+class RecordError(MobilityEnvError, ValueError):
+    """A result record whose metrics or token counts are not numbers."""
+
+
+def _number(record: Mapping[str, Any], key: str, metric: str | None = None) -> float:
+    """``record[key]`` (or ``record["metrics"][metric]``) as a float; missing counts 0."""
+    container = record if metric is None else record.get("metrics") or {}
+    if not isinstance(container, Mapping):
+        raise RecordError(f"result of {record.get('episode_id')!r} sample {record.get('sample_index', 0)}: "
+                          f"'metrics' must be an object, got {type(container).__name__}")
+    value = container.get(metric or key) or 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        where = f"metric {metric!r}" if metric else repr(key)
+        raise RecordError(f"result of {record.get('episode_id')!r} sample {record.get('sample_index', 0)}: "
+                          f"{where} is not a number ({value!r:.60})")
+    return float(value)
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -64,17 +85,18 @@ def _episode_rows(records: Iterable[Mapping[str, Any]], exclude: set[str]) -> di
 def _aggregate(samples_by_episode: list[list[Mapping[str, Any]]]) -> dict[str, Any]:
     row: dict[str, Any] = {"episodes": len(samples_by_episode), "samples": sum(map(len, samples_by_episode))}
     for column, metric in METRIC_OF_COLUMN.items():
-        if column in EXTRA_COLUMNS and not any(metric in (sample.get("metrics") or {})
+        if column in EXTRA_COLUMNS and not any(isinstance(sample.get("metrics"), Mapping)
+                                               and metric in sample["metrics"]
                                                for samples in samples_by_episode for sample in samples):
             row[column] = None
             continue
         per_episode = []
         for samples in samples_by_episode:
-            values = [float((s.get("metrics") or {}).get(metric, 0.0)) for s in samples]
+            values = [_number(s, "metrics", metric) for s in samples]
             per_episode.append(sum(values) / len(values))
         row[column] = sum(per_episode) / len(per_episode) if per_episode else None
     for column, key in TOKEN_COLUMNS.items():
-        values = [float(s.get(key) or 0) for samples in samples_by_episode for s in samples]
+        values = [_number(s, key) for samples in samples_by_episode for s in samples]
         row[column] = sum(values) / len(values) if values else None
     n_min = min(map(len, samples_by_episode), default=0)
     if n_min >= 2:
@@ -82,7 +104,7 @@ def _aggregate(samples_by_episode: list[list[Mapping[str, Any]]]) -> dict[str, A
             at, hat = [], []
             for samples in samples_by_episode:
                 n = len(samples)
-                c = sum(float((s.get("metrics") or {}).get("FPR", 0.0)) >= 1.0 for s in samples)
+                c = sum(_number(s, "metrics", "FPR") >= 1.0 for s in samples)
                 at.append(pass_at_k(n, c, k))
                 hat.append(pass_hat_k(n, c, k))
             row[f"pass@{k}"] = sum(at) / len(at)

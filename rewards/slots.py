@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 from typing import Any
 
 from rapidfuzz import fuzz
 
 from mobility_env.canonical import canonical_city, canonical_flag, canonical_name
 from mobility_env.geo import haversine_m
-from mobility_env.tools import DRIVING_STRATEGIES, parse_coordinate
+from mobility_env.tools import DRIVING_STRATEGIES, bounded_text_cache, parse_coordinate
 
 from .units import arabize
 
@@ -78,7 +77,9 @@ SLOT_KEY_ALIASES: dict[str, str] = {
 CONSTRAINT_SLOTS = frozenset({"waypoints", "strategy", "excluded_lines", "travel_mode"})
 
 
-@lru_cache(maxsize=65536)
+# Agents choose these strings: the caches keep short ones (and, for folding, a few answer-sized
+# ones), so what they hold stays bounded whatever an agent sends (see bounded_text_cache).
+@bounded_text_cache(65536, 64)
 def _cached_point(text: str) -> tuple[float, float] | None:
     return parse_coordinate(text)
 
@@ -88,12 +89,12 @@ def point_of(value: Any) -> tuple[float, float] | None:
     return _cached_point(value) if isinstance(value, str) else None
 
 
-@lru_cache(maxsize=65536)
+@bounded_text_cache(65536, 128, long_maxsize=64, long_max_chars=8192)
 def _cached_fold(text: str) -> str:
     return canonical_name(text)
 
 
-@lru_cache(maxsize=16384)
+@bounded_text_cache(16384, 64)
 def _cached_city(text: str) -> str:
     return canonical_city(text)
 
@@ -167,7 +168,7 @@ def canonical_line(value: Any) -> str:
     return _canonical_line(value) if isinstance(value, str) else ""
 
 
-@lru_cache(maxsize=16384)
+@bounded_text_cache(16384, 128)
 def _canonical_line(value: str) -> str:
     text = arabize(unicodedata.normalize("NFKC", value).strip().lower())
     text = re.split(r"[(（]", text)[0]

@@ -7,15 +7,24 @@ background thread. Each chat request consumes the next :class:`Turn` of the scri
 * :func:`tool_turn` / :func:`text_turn`: a 200 ``chat.completion`` with an assistant message
   (``tool_calls`` whose ``arguments`` are JSON *strings*, as on the wire, or plain content)
   and a ``usage`` block (omitted when ``usage=None``);
-* faults: :func:`rate_limited` (429 + ``Retry-After``), :func:`server_error` (500),
-  :func:`context_overflow` (400 ``context_length_exceeded``), :func:`delayed` (answer only
-  after a delay longer than the client's timeout); malformed tool calls are plain tool
-  turns with a broken ``arguments`` string or an unknown name.
+* HTTP faults: :func:`rate_limited` (429 + ``Retry-After``), :func:`server_error` (500),
+  :func:`context_overflow` (400 ``context_length_exceeded``), :func:`bad_request` (400);
+  :func:`delayed` answers only after a delay (longer than the client's timeout);
+* transport faults: :func:`hang` (reads the request, never answers), :func:`trickle` (the
+  whole response, status line included, one byte every N seconds), :func:`garbage` (a 200
+  whose body is not JSON), :func:`connection_reset` (a TCP RST instead of an answer);
+* reply faults: :func:`empty_choices` (a completion with ``choices: []``),
+  :func:`huge_reply` (a reply of N bytes, e.g. 5 MB), :func:`cut_off` (``finish_reason``
+  ``"length"``), :func:`raw_payload` (any 200 JSON body);
+
+malformed tool calls are plain tool turns with a broken ``arguments`` string or an unknown name.
 
 Like a strict hosted API it checks the conversation it receives (roles, ``tool`` messages
-answering the preceding assistant ``tool_calls``, the ``tools`` shape) and answers a
-violation with a 400; every received request body is recorded for assertions.
-A request after the script ran out gets a 500 and is counted in ``overruns``.
+answering the preceding assistant ``tool_calls``, the ``tools`` and ``tool_choice`` shapes)
+and answers a violation with a 400; with ``api_key=...`` a request without that bearer key
+gets a 401. Every received request body is recorded for assertions. A request after the
+script ran out gets a 500 and is counted in ``overruns``. Faulty handlers end when the
+client hangs up or the server stops, so an abandoned request leaves no thread behind.
 
 :func:`react_script` and :func:`plan_execute_script` turn a list of actions (an episode's
 gold trajectory, see :func:`gold_actions`) into the script that makes each agent play it.
@@ -24,6 +33,9 @@ gold trajectory, see :func:`gold_actions`) into the script that makes each agent
 from __future__ import annotations
 
 import json
+import select
+import socket
+import struct
 import threading
 import time
 from dataclasses import dataclass, field
@@ -44,6 +56,10 @@ class Turn:
     error: dict[str, Any] | None = None
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    fault: str | None = None  # "hang", "trickle", "reset"
+    trickle_interval_s: float = 3.0
+    payload: Any = None  # a 200 JSON body sent as is instead of a completion built from ``message``
+    raw_body: bytes | None = None  # a 200 body sent byte for byte (not JSON at all)
 
 
 @dataclass
@@ -100,13 +116,63 @@ def delayed(turn: Turn, seconds: float) -> Turn:
     return Turn(**{**turn.__dict__, "delay_s": seconds})
 
 
+def hang() -> Turn:
+    """Read the request, then say nothing until the client hangs up (or the server stops)."""
+    return Turn(fault="hang")
+
+
+def trickle(turn: Turn | None = None, interval_s: float = 3.0) -> Turn:
+    """Send ``turn``'s whole HTTP response, status line included, one byte every ``interval_s``.
+
+    No single read waits longer than ``interval_s``, so only a total deadline stops it.
+    """
+    base = turn or text_turn("slow answer")
+    return Turn(**{**base.__dict__, "fault": "trickle", "trickle_interval_s": interval_s})
+
+
+def garbage(body: str = "<html><body>502 Bad Gateway</body></html>") -> Turn:
+    """A 200 with ``Content-Type: application/json`` whose body is not JSON (a broken proxy)."""
+    return Turn(raw_body=body.encode("utf-8"))
+
+
+def connection_reset() -> Turn:
+    """Close the connection with a TCP RST instead of answering."""
+    return Turn(fault="reset")
+
+
+def raw_payload(payload: Any) -> Turn:
+    """A 200 whose JSON body is ``payload`` exactly (not necessarily a chat completion)."""
+    return Turn(payload=payload)
+
+
+def empty_choices() -> Turn:
+    return raw_payload({"id": "chatcmpl-empty", "object": "chat.completion", "created": 1_700_000_000,
+                        "model": MODEL, "choices": [],
+                        "usage": {"prompt_tokens": 5, "completion_tokens": 0, "total_tokens": 5}})
+
+
+def huge_reply(size_bytes: int = 5 * 1024 * 1024, *, as_tool_arguments: bool = False) -> Turn:
+    """A reply of about ``size_bytes`` of model output (content, or one tool call's arguments)."""
+    if as_tool_arguments:
+        return tool_turn(tool_call("query_poi", {"keywords": "x" * size_bytes}))
+    return text_turn("x" * size_bytes)
+
+
+def cut_off(content: str = "The answer is", *, calls: tuple[dict[str, Any], ...] = ()) -> Turn:
+    """A reply stopped by ``max_tokens``: ``finish_reason`` is ``"length"``."""
+    turn = tool_turn(*calls, content=content) if calls else text_turn(content)
+    return Turn(**{**turn.__dict__, "finish_reason": "length"})
+
+
 class ScriptedOpenAIServer:
     """See module docstring. Use as a context manager; ``base_url`` ends in ``/v1``."""
 
-    def __init__(self, script: Iterable[Turn] = (), *, model: str = MODEL, strict: bool = True):
+    def __init__(self, script: Iterable[Turn] = (), *, model: str = MODEL, strict: bool = True,
+                 api_key: str | None = None):
         self.script = list(script)
         self.model = model
         self.strict = strict
+        self.api_key = api_key
         self.requests: list[ReceivedRequest] = []
         self.protocol_errors: list[str] = []
         self.overruns = 0
@@ -122,12 +188,21 @@ class ScriptedOpenAIServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall
 
             def log_message(self, format: str, *args: Any) -> None:  # keep pytest output clean
                 pass
 
+            def handle(self) -> None:
+                try:
+                    super().handle()
+                except OSError:  # the client reset the connection (a deadline shut its socket down)
+                    self.close_connection = True
+
             def do_GET(self) -> None:
                 server._record(self, None)
+                if not self._authorized():
+                    return
                 if self.path.rstrip("/") == "/v1/models":
                     self._send(200, {"object": "list", "data": [
                         {"id": server.model, "object": "model", "created": 0, "owned_by": "tests"}]})
@@ -144,6 +219,8 @@ class ScriptedOpenAIServer:
                     self._send(400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}})
                     return
                 server._record(self, body)
+                if not self._authorized():
+                    return
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                     return
@@ -156,15 +233,79 @@ class ScriptedOpenAIServer:
                 if turn is None:
                     self._send(500, {"error": {"message": "script exhausted", "type": "server_error"}})
                     return
-                if turn.delay_s and server._stop.wait(turn.delay_s):
+                if turn.delay_s and self._wait(turn.delay_s):
+                    return
+                if turn.fault == "hang":
+                    self._wait(None)
+                    self.close_connection = True
+                    return
+                if turn.fault == "reset":
+                    self._reset()
+                    return
+                if turn.raw_body is not None:
+                    self._send_bytes(200, turn.raw_body, turn.headers)
                     return
                 if turn.status != 200:
                     self._send(turn.status, {"error": turn.error or {"message": "error"}}, turn.headers)
                     return
-                self._send(200, server.completion(body, turn), turn.headers)
+                payload = turn.payload if turn.payload is not None else server.completion(body, turn)
+                if turn.fault == "trickle":
+                    self._trickle(payload, turn.trickle_interval_s)
+                    return
+                self._send(200, payload, turn.headers)
+
+            def _authorized(self) -> bool:
+                if server.api_key is None or self.headers.get("Authorization") == f"Bearer {server.api_key}":
+                    return True
+                self._send(401, {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error",
+                                           "code": "invalid_api_key"}})
+                return False
+
+            def _wait(self, seconds: float | None) -> bool:
+                """Wait ``seconds`` (None: forever); True when the client hung up or the server stops."""
+                end = None if seconds is None else time.monotonic() + seconds
+                while not server._stop.is_set():
+                    left = 0.05 if end is None else min(0.05, end - time.monotonic())
+                    if left <= 0:
+                        return False
+                    try:
+                        readable, _, _ = select.select([self.connection], [], [], left)
+                        if readable:
+                            if not self.connection.recv(1, socket.MSG_PEEK):
+                                return True  # EOF: the client closed the connection
+                            time.sleep(left)  # bytes of a next request: not a hang-up, keep waiting
+                    except OSError:
+                        return True
+                return True
+
+            def _reset(self) -> None:
+                self.close_connection = True
+                try:
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.connection.close()  # linger 0: the kernel sends RST, not FIN
+                except OSError:
+                    pass
+
+            def _trickle(self, payload: Any, interval_s: float) -> None:
+                data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+                head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                        f"Content-Length: {len(data)}\r\n\r\n").encode("ascii")
+                self.close_connection = True
+                raw = head + data
+                for index in range(len(raw)):
+                    byte = raw[index:index + 1]
+                    try:
+                        self.wfile.write(byte)
+                        self.wfile.flush()
+                    except OSError:  # the client gave up
+                        return
+                    if self._wait(interval_s):
+                        return
 
             def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+                self._send_bytes(status, json.dumps(payload, ensure_ascii=False).encode("utf-8"), headers)
+
+            def _send_bytes(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
@@ -173,8 +314,8 @@ class ScriptedOpenAIServer:
                         self.send_header(key, value)
                     self.end_headers()
                     self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
-                    pass
+                except OSError:  # the client gave up (a timeout or size-cap test)
+                    self.close_connection = True
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
@@ -263,6 +404,14 @@ class ScriptedOpenAIServer:
                 if tool.get("type") != "function" or not isinstance(function, dict) or not function.get("name") \
                         or not isinstance(function.get("parameters"), dict):
                     return f"invalid tool {str(tool)[:80]}"
+        if "tool_choice" in body:
+            choice = body["tool_choice"]
+            if tools is None:
+                return "'tool_choice' is only allowed when 'tools' are specified"
+            named = isinstance(choice, dict) and choice.get("type") == "function" \
+                and choice.get("function", {}).get("name") in {t["function"]["name"] for t in tools}
+            if choice not in ("auto", "none", "required") and not named:
+                return f"invalid 'tool_choice' {choice!r}"
         open_calls: list[str] = []
         for i, message in enumerate(messages):
             role = message.get("role") if isinstance(message, dict) else None

@@ -27,7 +27,8 @@ from mobility_env.build import SANDBOX_SCHEMA, build_directory
 from mobility_env.canonical import canonical_request
 from mobility_env.episode import Episode, RecordedCall, ToolCall
 from mobility_env.observation import format_response
-from mobility_env.replay_index import ARROW_FILE, EPISODES_ARROW_FILE, INDEX_DIR, ReplayIndex
+from mobility_env.errors import CorruptDataError
+from mobility_env.replay_index import ARROW_FILE, EPISODES_ARROW_FILE, INDEX_DIR, ReplayIndex, write_replay_index
 from mobility_env.geo import haversine_m
 from mobility_env.sandbox import FUZZY_KINDS, LookupConfig, Sandbox
 from mobility_env.store import resolve_data
@@ -361,13 +362,15 @@ def test_index_is_memory_mapped_not_copied(synth_dir):
         assert isinstance(base, np.memmap) or type(base).__name__ == "mmap", type(base)
 
 
-def test_a_changed_parquet_file_invalidates_the_index(synth_dir, tmp_path):
+def test_a_changed_parquet_file_is_refused_until_reindexed(synth_dir, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(synth_dir, copy)
     assert ReplayIndex.load(copy) is not None
     table = pq.read_table(copy / "sandbox.parquet")
     pq.write_table(table.slice(0, table.num_rows - 1), copy / "sandbox.parquet")
-    assert ReplayIndex.load(copy) is None  # the index no longer describes these rows: rebuilt from Parquet
+    with pytest.raises(CorruptDataError, match="sandbox.parquet"):  # no longer the data the manifest vouches for
+        ReplayIndex.load(copy)
+    write_replay_index(copy, accept_changed_parquet=True)  # the user says the new Parquet is the data
     assert len(Sandbox.open(copy)) == table.num_rows - 1
     (copy / EPISODES_ARROW_FILE).unlink()
-    assert resolve_data(copy).ids == resolve_data(synth_dir).ids
+    assert resolve_data(copy).ids == resolve_data(synth_dir).ids  # a derived copy is missing: read from Parquet

@@ -257,8 +257,9 @@ def test_429_is_retried_after_retry_after(env, by_scenario, oracle):
 def test_repeated_500s_fail_the_episode_not_the_run(tmp_path, built_dir, by_scenario, oracle):
     failing, fine = by_scenario["Weather Query"], by_scenario["POI Query"]
     expected, actions = oracle(fine)
-    with ScriptedOpenAIServer([server_error()] * 3 + react_script(actions)) as server:
-        config = config_for(server)  # max_retries=2: three attempts, then give up
+    script = [text_turn("pong")] + [server_error()] * 3 + react_script(actions)  # the runner's preflight first
+    with ScriptedOpenAIServer(script) as server:
+        config = config_for(server)  # max_retries=2: three attempts, then give up (the breaker needs 8)
         run = RunConfig(out_dir=tmp_path / "run", data=str(built_dir), episode_ids=[failing, fine], progress=False)
         run_local(lambda: ReActAgent(config), run)
         assert_clean(server)
@@ -268,7 +269,10 @@ def test_repeated_500s_fail_the_episode_not_the_run(tmp_path, built_dir, by_scen
     assert broken["metrics"]["DR"] == 0.0 and broken["truncated"] and not broken["terminated"]
     assert broken["input_tokens"] == 0
     assert results[fine]["failure"] is None and results[fine]["metrics"] == expected["metrics"]
-    assert len(server.chat_requests) == 3 + len(actions)
+    assert len(server.chat_requests) == 1 + 3 + len(actions)
+    assert server.chat_bodies[0]["max_tokens"] == 1  # the preflight's 1-token request
+    assert broken["model_calls"] == {"requests": 3, "retries": 2, "timeouts": 0, "cutoffs": 0,
+                                     "wall_s": broken["model_calls"]["wall_s"]}
 
 
 def test_a_timeout_is_retried(env, by_scenario, oracle):
@@ -288,8 +292,9 @@ def test_timeouts_every_time_fail_with_llm_unavailable(env, by_scenario):
         record = PlanExecuteAgent(config_for(server, timeout_s=0.3, max_retries=1)).run_episode(env, episode_id)
         assert_clean(server)
     failure = record["result"]["failure"]
-    assert failure["type"] == "llm_unavailable" and "timed out" in failure["message"]
+    assert failure["type"] == "llm_unavailable" and "0.3 s request deadline" in failure["message"]
     assert record["result"]["metrics"]["DR"] == 0.0 and record["result"]["steps"] == 0
+    assert record["result"]["model_calls"]["timeouts"] == 2
 
 
 @pytest.mark.parametrize("agent_class", [ReActAgent, PlanExecuteAgent])

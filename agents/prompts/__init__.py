@@ -15,7 +15,7 @@ from string import Template
 from typing import Any
 
 PROMPT_NAMES = ("react_system", "planner", "worker", "worker_step", "reporter", "reporter_input", "task",
-                "tool_protocol", "nudge")
+                "tool_protocol", "nudge", "cutoff")
 _OBSERVATION_LABEL = {"en": "Observation:", "zh": "工具结果："}
 
 
