@@ -33,8 +33,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 import time
 import warnings
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -42,7 +44,7 @@ from typing import Any, Iterable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .build import EPISODES_FILE, SANDBOX_FILE, SANDBOX_SCHEMA, check_built_directory, read_manifest, sandbox_rows
+from .build import EPISODES_FILE, MANIFEST_FILE, SANDBOX_FILE, SANDBOX_SCHEMA, check_built_directory, read_manifest, sandbox_rows
 from .canonical import CanonicalRequest, canonical_request
 from .errors import SandboxError
 from .geo import haversine_m
@@ -93,6 +95,32 @@ class LookupResult:
 
 
 _parse_points = parse_points
+
+
+# One memory-mapped index per built directory and process, shared by every Sandbox (and env) opened on it:
+# each mapped array holds a file descriptor, so N envs would otherwise hold N x ~57 of them. Read-only, so
+# sharing is safe; a changed directory (manifest or Parquet files) gets a new key. Freed with its last user.
+_SHARED_INDEXES: "weakref.WeakValueDictionary[tuple, ReplayIndex]" = weakref.WeakValueDictionary()
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared_index(directory: Path) -> ReplayIndex | None:
+    directory = directory.resolve()
+    stats = []
+    for name in (MANIFEST_FILE, SANDBOX_FILE, EPISODES_FILE):
+        try:
+            st = (directory / name).stat()
+            stats.append((name, st.st_ino, st.st_size, st.st_mtime_ns))
+        except OSError:
+            stats.append((name, None))
+    key = (str(directory), tuple(stats))
+    with _SHARED_LOCK:
+        index = _SHARED_INDEXES.get(key)
+        if index is None:
+            index = ReplayIndex.load(directory)
+            if index is not None:
+                _SHARED_INDEXES[key] = index
+        return index
 
 
 class Sandbox:
@@ -155,7 +183,7 @@ class Sandbox:
         if self._index is None:
             if self.directory is not None:
                 try:
-                    self._index = ReplayIndex.load(self.directory)
+                    self._index = _shared_index(self.directory)
                 except (OSError, ValueError, KeyError) as exc:  # a damaged index is rebuilt, the parquet decides
                     logger.warning("%s: replay index unreadable (%s); rebuilding it in memory", self.directory, exc)
             if self._index is None:
