@@ -67,7 +67,11 @@ class ModelCallStats:
     ``retries``: requests that repeated a failed one (transport failure, 5xx, 429);
     ``timeouts``: requests abandoned at their wall-clock deadline;
     ``cutoffs``: replies that stopped at ``max_tokens`` (``finish_reason == "length"``);
-    ``wall_s``: seconds spent in model requests and retry backoff.
+    ``wall_s``: seconds spent in model requests and retry backoff;
+    ``tools_offered``: replies to requests that offered tools (native ``tools=`` or the JSON
+    protocol); ``tool_calls``: tool calls in those replies. A native-mode run whose episodes
+    all have ``tools_offered > 0`` and ``tool_calls == 0`` is talking to a server that drops
+    the tools (the runner warns).
     """
 
     requests: int = 0
@@ -75,10 +79,13 @@ class ModelCallStats:
     timeouts: int = 0
     cutoffs: int = 0
     wall_s: float = 0.0
+    tools_offered: int = 0
+    tool_calls: int = 0
 
     def to_record(self) -> dict[str, Any]:
         return {"requests": self.requests, "retries": self.retries, "timeouts": self.timeouts,
-                "cutoffs": self.cutoffs, "wall_s": round(self.wall_s, 4)}
+                "cutoffs": self.cutoffs, "wall_s": round(self.wall_s, 4), "tools_offered": self.tools_offered,
+                "tool_calls": self.tool_calls}
 
 
 @dataclass

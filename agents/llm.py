@@ -1047,6 +1047,9 @@ class LLMClient:
                                                   or re.match(r"\s*(```(json)?\s*)?\{\s*\"name\"", content)):
             # json mode, or a server that left the model's tool-call text unparsed
             calls = parse_text_actions(content)
+        if offered and session is not None:
+            session.model_calls.tools_offered += 1
+            session.model_calls.tool_calls += len(calls)
         assistant: dict[str, Any] = {"role": "assistant", "content": content}
         if calls:
             assistant["tool_calls"] = [{"id": c.id, "type": "function",

@@ -246,8 +246,13 @@ def worker_failure_record(item: WorkItem, exc: BaseException, scenario: str | No
                        "failure": failure, "seed": seed, "input_tokens": 0, "output_tokens": 0,
                        "task_scenario": scenario, "intent_family": FAMILY_OF.get(scenario or ""),
                        "total_reward": 0.0, "steps": 0,
-                       "model_calls": {"requests": 0, "retries": 0, "timeouts": 0, "cutoffs": 0, "wall_s": 0.0}},
+                       "model_calls": {"requests": 0, "retries": 0, "timeouts": 0, "cutoffs": 0, "wall_s": 0.0,
+                                       "tools_offered": 0, "tool_calls": 0}},
             "trajectory": {"episode_id": episode_id, "sample_index": sample_index, "steps": [], "failure": failure}}
+
+
+#: Episodes offered tools, in a row from the start of a session, without one tool call before the run warns.
+NO_TOOL_CALL_EPISODES = 3
 
 
 class RunWriter:
@@ -268,6 +273,8 @@ class RunWriter:
         self.written = 0
         self.unwritten: list[tuple[str, int]] = []
         self._failures_in_a_row = 0
+        self._episodes_without_tool_calls = 0
+        self._tool_use_verdict: str | None = None
 
     def write(self, item: WorkItem, record: Any) -> bool:
         """Write ``record`` (an agent's ``{"result", "trajectory"}``) for ``item``; True when on disk."""
@@ -297,7 +304,34 @@ class RunWriter:
                 return False
             self._failures_in_a_row = 0
             self.written += 1
-            return True
+        self._watch_tool_use(record["result"])
+        return True
+
+    def _watch_tool_use(self, result: dict[str, Any]) -> None:
+        """Warn once (console and ``run.json`` ``warnings``) when the first :data:`NO_TOOL_CALL_EPISODES`
+        episodes that were offered tools made no tool call at all: a server that drops ``tools``
+        (no function-calling chat template) or a model that ignores them."""
+        calls = result.get("model_calls")
+        if self._tool_use_verdict is not None or not isinstance(calls, dict) or not calls.get("tools_offered"):
+            return
+        if calls.get("tool_calls"):
+            self._tool_use_verdict = "ok"
+            return
+        self._episodes_without_tool_calls += 1
+        if self._episodes_without_tool_calls < NO_TOOL_CALL_EPISODES:
+            return
+        self._tool_use_verdict = "none"
+        message = (f"the first {NO_TOOL_CALL_EPISODES} episodes offered tools made no tool call: the server may drop "
+                   "`tools` (llama.cpp without a function-calling chat format, vLLM without --enable-auto-tool-choice) "
+                   "or the model ignores them; check with `mobility-env models check`, or try --tool-mode json")
+        if self._log:
+            self._log(f"warning: {message}")
+        run_file = self._results_path.parent / RUN_FILE
+        with contextlib.suppress(OSError, ValueError):
+            info = json.loads(run_file.read_text(encoding="utf-8"))
+            if isinstance(info, dict):
+                info.setdefault("warnings", []).append({"kind": "no_tool_calls", "message": message})
+                write_text_atomic(run_file, json_text(info, indent=2) + "\n")
 
     def close(self) -> None:
         for handle in (self._results, self._trajectories):

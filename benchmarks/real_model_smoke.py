@@ -447,6 +447,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.report_only:
         previous = json.loads(report_path.read_text(encoding="utf-8")) if report_path.exists() else {}
         runs = previous.get("runs", {})
+        planned = (previous.get("settings") or {}).get("episodes")
+        if isinstance(planned, int) and "--episodes" not in (argv if argv is not None else sys.argv[1:]):
+            args.episodes = planned  # the N the run was started with
     else:
         if out.exists() and any(out.iterdir()):
             raise SystemExit(f"{out} is not empty; choose another --out (or --report-only to re-read it)")
