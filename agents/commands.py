@@ -135,7 +135,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="continue the run in --out, skipping finished episodes (lines cut by a crash are repaired); "
                           "refused when the agent, model, data, seed or settings differ from the run's")
     run.add_argument("--force-resume", action="store_true",
-                     help="with --resume: continue even though the agent, model, data, seed or settings differ from "
+                     help="with --resume: continue even though the agent, model, data, seed, settings or the code's "
+                          "format versions differ from "
                           "the run's (refused otherwise, so two runs never mix silently); the session is recorded "
                           "in run.json")
     run.add_argument("--retry-failed", action="store_true",

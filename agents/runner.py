@@ -16,7 +16,9 @@ Guarantees (both backends; the Ray one is :mod:`mobility_agents.ray_runner`):
   also re-runs episodes whose latest result is a recorded failure (a model server that was
   down), appending the new line: readers keep the last line per key;
 * **never mixed**: ``run.json`` records what the run is (agent, model, data fingerprint,
-  seed, env and LLM settings); resuming with something else raises :class:`ResumeMismatch`
+  seed, env and LLM settings, and the observation, reward and verdict format versions of the
+  code, :func:`mobility_rewards.shaping.format_versions`); resuming with something else
+  (code of another format version included) raises :class:`ResumeMismatch`
   unless ``force_resume`` says otherwise (the session is then recorded in ``run.json``);
 * **isolated failures**: an agent error is that episode's recorded failure, not the run's;
   except :data:`FATAL_ERRORS` (``FatalAgentError``, e.g. ``EndpointDown``: the model server
@@ -50,6 +52,7 @@ from mobility_env.errors import ConfigError, DataFileError, MobilityEnvError
 from mobility_env.runfiles import (APPEND_ONLY_FILES, RESULTS_FILE, RUN_FILE, TRAJECTORIES_FILE, RunLock,
                                    count_lines, data_fingerprint, drop_last_line, json_line, json_text, read_json_file,
                                    read_results, read_run_info, record_key, repair_tail, write_text_atomic)
+from mobility_rewards.shaping import FORMAT_VERSION_KEYS, format_versions
 
 __all__ = ["RESULTS_FILE", "TRAJECTORIES_FILE", "ResumeMismatch", "RunConfig", "RunStopped", "Terminated",
            "episode_seed", "open_run_data", "read_results", "run_local"]
@@ -433,10 +436,12 @@ class RunSession:
 
 
 def run_identity(config: RunConfig, data: RunData) -> dict[str, Any]:
-    """What must be equal for two sessions to belong to one run (compared on ``--resume``)."""
+    """What must be equal for two sessions to belong to one run (compared on ``--resume``): the
+    agent and its settings, the data, seed, env options and the code's format versions (results
+    of two observation, reward or verdict versions are not comparable)."""
     identity = {"agent": config.meta.get("agent"), "model": config.meta.get("model"), **config.identity,
                 "data": data.info["data_fingerprint"], "seed": config.seed,
-                "env": {k: v for k, v in config.env_kwargs.items()}}
+                "env": {k: v for k, v in config.env_kwargs.items()}, **format_versions()}
     return json.loads(json_text(identity))  # the form it has in run.json
 
 
@@ -446,6 +451,8 @@ def identity_differences(recorded: dict[str, Any], current: dict[str, Any],
     def shown(key: str, value: Any, path: str | None) -> str:
         if key == "data" and isinstance(value, str):
             return f"{path or 'data'} ({value[:19]}…)"
+        if key in FORMAT_VERSION_KEYS and value is None:
+            return "none recorded (a run from before format versions were recorded)"
         return repr(value)
 
     keys = list(recorded) + [k for k in current if k not in recorded]
@@ -520,6 +527,7 @@ def start_run(config: RunConfig, data: RunData, session: RunSession, previous: d
     recorded = previous.get("identity") if isinstance(previous.get("identity"), dict) else None
     if recorded is None:  # a new run (or one written before run.json recorded its identity)
         run_info = {"format_version": 2, **config.meta, **data.info, "seed": config.seed,
+                    **{key: identity[key] for key in FORMAT_VERSION_KEYS},
                     "samples_per_episode": config.samples_per_episode, "env": identity["env"],
                     "identity": identity, "started": previous.get("started", now),
                     "sessions": list(previous.get("sessions") or [])}

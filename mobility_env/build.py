@@ -5,8 +5,9 @@ Layout of a built directory::
     DIR/episodes.parquet   one row per episode (EPISODES_SCHEMA), in load order
     DIR/sandbox.parquet    one row per recorded call (SANDBOX_SCHEMA); the entries of one
                            episode are contiguous: rows [sandbox_start, sandbox_stop)
-    DIR/manifest.json      format version, counts, source, load report, and ``files``: the
-                           size and BLAKE2b-128 checksum of every other file
+    DIR/manifest.json      format version, counts, source, load report, ``files``: the size
+                           and BLAKE2b-128 checksum of every other file, and the versions of
+                           the derived files (``index_version``, ``observation_version``)
     DIR/sandbox.arrow, DIR/episodes.arrow, DIR/sandbox_index/
                            the same rows uncompressed for memory-mapping, and the replay index
                            (``mobility_env.replay_index``); derived, optional, rebuilt from the
@@ -23,6 +24,15 @@ memory from the verified Parquet files, with a :class:`DerivedFileWarning` sayin
 it again). Directories written before checksums existed (``format_version`` 1) still open,
 unverified, with an :class:`UnverifiedDataWarning`; ``mobility-env index DIR`` records the
 checksums of their files as they are now.
+
+Format versions: ``format_version`` is this layout's; the derived files carry their own,
+``index_version`` (:data:`mobility_env.replay_index.INDEX_VERSION`) and
+``observation_version`` (:data:`mobility_env.observation.OBSERVATION_VERSION`, the compact
+observations precomputed in ``sandbox.arrow``), written into the manifest and the index's
+``meta.json``. A directory indexed by another observation version still opens: its
+precomputed observations are not served, each is computed at its step (the same text a fresh
+index would hold), and one :class:`FormatVersionWarning` names both versions and the command
+that refreshes them (``mobility-env index DIR``).
 """
 
 from __future__ import annotations
@@ -181,6 +191,15 @@ class UnverifiedDataWarning(UserWarning):
 
 class DerivedFileWarning(UserWarning):
     """A derived file (Arrow copy, index array) does not match the manifest and is not used."""
+
+
+class FormatVersionWarning(UserWarning):
+    """A built directory's derived data was written by another format version of this code.
+
+    Issued once per directory and process; the message names the directory, the version it
+    records, the version of this code and the command that rewrites it. What that data held
+    is computed by this code instead, so results are those of a fresh build, only slower.
+    """
 
 
 _digest_cache: dict[tuple, str] = {}
@@ -357,12 +376,15 @@ def _check_entries(directory: Path, names: list[str], files: dict[str, Any]) -> 
         return dict(zip(names, results))
 
 
-def record_files(directory: str | os.PathLike, *, accept_changed_parquet: bool = False) -> dict[str, Any]:
+def record_files(directory: str | os.PathLike, *, accept_changed_parquet: bool = False,
+                 versions: dict[str, int] | None = None) -> dict[str, Any]:
     """Record the size and checksum of every file of a built directory in its manifest.
 
     The Parquet files are checked first when the manifest already lists them: a changed one
     is refused (:class:`CorruptDataError`) unless ``accept_changed_parquet`` (you changed it
-    on purpose). A directory without a manifest gets a minimal one. Returns the manifest.
+    on purpose). A directory without a manifest gets a minimal one. ``versions`` (e.g.
+    ``{"index_version": 1, "observation_version": 1}``) are written into the manifest with the
+    files they describe. Returns the manifest.
     """
     directory = Path(directory)
     manifest = read_manifest(directory)
@@ -387,9 +409,8 @@ def record_files(directory: str | os.PathLike, *, accept_changed_parquet: bool =
     for name in SOURCE_FILES:
         if name not in listed:
             raise CorruptDataError(directory / name, "missing; rebuild with `mobility-env build SRC --out DIR`")
-    manifest["format_version"] = FORMAT_VERSION
-    manifest["checksum"] = CHECKSUM
-    manifest["files"] = listed
+    manifest = {key: value for key, value in manifest.items() if key not in ("checksum", "files")}
+    manifest.update({"format_version": FORMAT_VERSION, **(versions or {}), "checksum": CHECKSUM, "files": listed})
     write_manifest(directory, manifest)
     return manifest
 

@@ -84,7 +84,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     index = subparsers.add_parser("index", help="write the replay index and record every file's size and checksum in "
                                                 "manifest.json",
                                   description="`build` and `synth` write it already; use this on a directory built by an "
-                                              "older version, or after a DerivedFileWarning.")
+                                              "older version, after a DerivedFileWarning, or after a FormatVersionWarning.")
     index.add_argument("dir", type=Path, help="a built directory")
     index.add_argument("--accept-changed-parquet", action="store_true",
                        help="index Parquet files that no longer match manifest.json (you changed them on purpose)")

@@ -21,11 +21,16 @@ from .episode import Episode
 from .errors import ConfigError
 from .observation import OBS_FORMATS, format_response
 from .sandbox import LookupConfig
+from .scoring import EpisodeVerdict, Scorer
 from .store import EpisodeStore, resolve_data
 from .tools import openai_tools, validate_call
 from .trajectory import CallRecord, FinishRecord, Trajectory
 
 from . import DEFAULT_MAX_STEPS  # declared with the registration, which must not import this module
+
+# The env layer sits above scoring (kernel <- scoring <- env <- agents/CLI): the default scorer is
+# imported here, and MobilityEnv.__init__ is the one place that builds it.
+from mobility_rewards.scorer import DefaultScorer
 
 MAX_OBSERVATION_CHARS = 200_000
 MAX_RECORDED_NAME_CHARS = 100  # an unknown tool's name is recorded cut to this
@@ -127,8 +132,8 @@ class EpisodeState:
     total_reward: float = 0.0
     rewards: list[float] = field(default_factory=list)
     metrics: dict[str, float] | None = None
-    verdict: Any = None  # mobility_rewards.verdict.Verdict: the checks behind DR and FPR, set when the episode ends
-    shaping: Any = None  # mobility_rewards.shaping.ShapingState: the step reward terms, accumulated
+    verdict: EpisodeVerdict | None = None  # the checks behind the metrics, set when the episode ends
+    scoring: Any = None  # the scorer's per-episode state (Scorer.start), passed back to step and finish
 
 
 class MobilityEnv(gym.Env[str, Any]):
@@ -169,20 +174,23 @@ class MobilityEnv(gym.Env[str, Any]):
     (not a tool call, or a broken cap), ``unknown_tool``, ``schema_error``,
     ``no_cached_result``, or ``episode_over`` (a step after the end).
 
-    **Rewards.** Per step, shaped terms from ``mobility_rewards.shaping.RewardShaper``: potential-based
-    credit for newly covered required tools and gold atomic steps, and penalties for schema
-    violations, redundant calls and errors. At the end, DR and the verified FPR terms. Each
-    term is in ``info["reward_components"]``; weights via ``reward_weights=``. The gold
-    trajectory collects the maximum return.
+    **Rewards** come from the scorer (``scorer=``, a :class:`mobility_env.scoring.Scorer`; the
+    step reward is the sum of the named terms it returns). The default,
+    :class:`mobility_rewards.scorer.DefaultScorer`, pays per step the shaped terms of
+    ``mobility_rewards.shaping.RewardShaper``: potential-based credit for newly covered required
+    tools and gold atomic steps, and penalties for schema violations, redundant calls and errors;
+    at the end, DR and the verified FPR terms. Each term is in ``info["reward_components"]``;
+    weights via ``reward_weights=``. The gold trajectory collects the maximum return.
 
     **Episode end.** ``terminated`` after a valid ``finish``; ``truncated`` when ``max_steps``
     actions (default 10, the paper's) were taken without finishing, scored with ``DR = 0``.
     The last step's ``info["metrics"]`` holds ``ID, IE, DEC_P, DEC_R, TS_P, TS_R, SC, PF, DR,
-    FPR`` in [0, 1], ``info["verdict"]`` the verdict behind DR and FPR as a JSON-safe dict
-    (``mobility_rewards.verdict.Verdict.to_dict()``: ``version``, ``delivered``, ``passed``, ``reason``
-    and ``checks``, each ``{name, expected, stated, passed, reason}``; rebuild it with
-    ``Verdict.from_dict``) and ``info["trajectory"]`` the full record. The same three keys end
-    a truncated episode and the info that ``abandon`` returns.
+    FPR`` in [0, 1] (with the default scorer), ``info["verdict"]`` the verdict behind DR and FPR
+    as a JSON-safe dict (the default scorer's ``mobility_rewards.verdict.Verdict.to_dict()``:
+    ``version``, ``delivered``, ``passed``, ``reason`` and ``checks``, each ``{name, expected,
+    stated, passed, reason}``; rebuild it with ``Verdict.from_dict``) and ``info["trajectory"]``
+    the full record. The same three keys end a truncated episode and the info that ``abandon``
+    returns.
 
     **Time limit.** ``MobilityBench-v0`` is registered with ``max_episode_steps`` = 10, the
     env's own limit, so ``env.spec.max_episode_steps`` tells the truth. ``gymnasium.make``
@@ -209,7 +217,10 @@ class MobilityEnv(gym.Env[str, Any]):
         max_action_chars, max_depth, max_string_chars, max_number_digits: the caps on an
             action (above; :class:`mobility_env.actions.ActionLimits`).
         obs_format: ``"compact"`` or ``"raw"``.
-        reward_weights: mapping or ``mobility_rewards.shaping.RewardWeights``.
+        scorer: a :class:`mobility_env.scoring.Scorer` (start an episode, score a step, score the
+            end with metrics and verdict); None = ``DefaultScorer(reward_weights)``.
+        reward_weights: mapping or ``mobility_rewards.shaping.RewardWeights``, the default
+            scorer's weights (an error together with ``scorer``).
         lookup_config: ``LookupConfig`` (fuzzy threshold, distance bound, global fallback).
         episode_ids: restrict sampling to these ids.
 
@@ -223,20 +234,39 @@ class MobilityEnv(gym.Env[str, Any]):
         obs, r, terminated, truncated, info = env.step({"name": "finish", "arguments": {"answer": "晴"}})
         print(info["metrics"])
 
-    **Version history.** v0: initial release; caps on actions, ``ToolCallSpace``,
-    ``max_episode_steps`` registered as 10 and scoring on ``TimeLimit`` truncation.
+    **Version history.**
+
+    * v0: the initial version. Replays recorded responses from a built directory (exact ->
+      fuzzy name -> nearest coordinate -> explicit miss), scores ``finish`` with ID, IE,
+      DEC_P, DEC_R, TS_P, TS_R, SC, PF, DR, FPR and pays potential-based shaped rewards; caps
+      on actions, ``ToolCallSpace``, ``max_episode_steps`` registered as 10 and scoring on
+      ``TimeLimit`` truncation; the scorer as a parameter (``scorer=``). Formats, each a
+      hand-bumped number recorded in built directories (``manifest.json``,
+      ``sandbox_index/meta.json``) and in ``run.json``:
+
+      - observation_version 1 (``mobility_env.observation.OBSERVATION_VERSION``): the
+        "compact" observation text ("raw" is the recorded response and is not versioned). A
+        directory indexed by another version opens with a ``FormatVersionWarning`` and serves
+        the same text computed per step.
+      - reward_version 1 (``mobility_rewards.shaping.REWARD_VERSION``): step terms
+        tool_coverage, decomposition, schema_violation, redundant_call, error; terminal DR and
+        FPR; the metric definitions they pay.
+      - verdict_version 1 (``mobility_rewards.verdict.VERDICT_VERSION``): ``info["verdict"]``'s
+        keys, its named checks and what each verifies.
+
+      A run resumed by code of another version is refused (unless ``--force-resume``);
+      ``mobility-env eval`` rescores with the current versions and says so.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
     def __init__(self, data: str | os.PathLike | None = None, *, max_steps: int = DEFAULT_MAX_STEPS,
-                 obs_format: str = "compact", reward_weights: Mapping[str, float] | Any = None,
-                 lookup_config: LookupConfig | None = None, episode_ids: list[str] | None = None,
+                 obs_format: str = "compact", scorer: Scorer | None = None,
+                 reward_weights: Mapping[str, float] | Any = None, lookup_config: LookupConfig | None = None,
+                 episode_ids: list[str] | None = None,
                  render_mode: str | None = None, store: EpisodeStore | None = None,
                  max_action_chars: int = MAX_ACTION_CHARS, max_depth: int = MAX_DEPTH,
                  max_string_chars: int = MAX_STRING_CHARS, max_number_digits: int = MAX_NUMBER_DIGITS):
-        from mobility_rewards.shaping import RewardShaper, RewardWeights
-
         if obs_format not in OBS_FORMATS:
             raise ConfigError(f"obs_format must be one of {OBS_FORMATS}, got {obs_format!r}")
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
@@ -258,8 +288,18 @@ class MobilityEnv(gym.Env[str, Any]):
         self._known_ids = set(self.store.ids)
         self.max_steps = max_steps
         self.obs_format = obs_format
-        weights = reward_weights if isinstance(reward_weights, RewardWeights) else RewardWeights.from_mapping(reward_weights or {})
-        self.shaper = RewardShaper(weights)
+        if scorer is None:
+            scorer = DefaultScorer(reward_weights)  # the one place the default scorer is chosen
+        elif reward_weights is not None:
+            raise ConfigError(f"reward_weights configure the default scorer; with scorer={scorer!r} "
+                              "pass the weights to that scorer instead")
+        elif isinstance(scorer, type):
+            raise ConfigError(f"scorer must be an instance, got the class {scorer.__name__}; pass {scorer.__name__}()")
+        elif not isinstance(scorer, Scorer):
+            missing = [name for name in ("start", "step", "finish") if not callable(getattr(scorer, name, None))]
+            raise ConfigError(f"scorer must implement mobility_env.scoring.Scorer (start, step, finish); "
+                              f"{scorer!r} lacks {', '.join(missing)}")
+        self.scorer: Scorer = scorer
         self.render_mode = render_mode
         self.tools = openai_tools()
         self.observation_space = UnicodeText(MAX_OBSERVATION_CHARS)
@@ -280,7 +320,7 @@ class MobilityEnv(gym.Env[str, Any]):
             raise ConfigError(f"unknown episode_id {episode_id!r}; see env.unwrapped.episode_ids")
         episode = self.store.get(episode_id)
         self.state = EpisodeState(episode=episode, trajectory=Trajectory(episode_id=episode_id),
-                                  shaping=self.shaper.start(episode))
+                                  scoring=self.scorer.start(episode))
         obs = json.dumps({"query": episode.query, "context": episode.context}, ensure_ascii=False)
         info = {"episode_id": episode_id, "query": episode.query, "context": dict(episode.context),
                 "task_scenario": episode.task_scenario, "intent_family": episode.intent_family,
@@ -302,8 +342,9 @@ class MobilityEnv(gym.Env[str, Any]):
         if parsed.error is None and parsed.name == "finish" and not validate_call("finish", parsed.arguments):
             return self._finish(parsed)
         record = self._call(parsed)
-        # a call that reached the sandbox passed validate_call: the shaper need not run it again
-        components = state.shaping.step(record, arguments_valid=True if record.match is not None else None)
+        # a call that reached the sandbox passed validate_call: the scorer need not run it again
+        components = dict(self.scorer.step(state.scoring, record,
+                                           arguments_valid=True if record.match is not None else None))
         state.trajectory.calls.append(record)
         truncated = state.steps >= self.max_steps
         info = self._step_info(record)
@@ -361,13 +402,12 @@ class MobilityEnv(gym.Env[str, Any]):
 
     def _close(self) -> dict[str, float]:
         """Score the episode (metrics and verdict, kept on the state); return the terminal reward terms."""
-        from mobility_rewards import score_episode
-
         state = self.state
         assert state is not None
         state.done = True
-        state.metrics, state.verdict = score_episode(state.episode, state.trajectory)
-        return self.shaper.terminal(state.metrics)
+        score = self.scorer.finish(state.scoring, state.trajectory)
+        state.metrics, state.verdict = dict(score.metrics), score.verdict
+        return dict(score.reward_components)
 
     def _verdict_dict(self) -> dict[str, Any] | None:
         state = self.state

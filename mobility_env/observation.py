@@ -10,16 +10,26 @@ Two formats:
   ``route_index`` means the same thing in both formats.
 
 Both are JSON text (``ensure_ascii=False``), deterministic for a given response.
+
+The compact format is versioned by :data:`OBSERVATION_VERSION`, a number bumped by hand.
+Built directories store compact texts precomputed with the version they record; a directory
+of another version is served texts computed at each step instead, with a
+:class:`~mobility_env.build.FormatVersionWarning` (see :mod:`mobility_env.replay_index`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-from functools import lru_cache
-from pathlib import Path
 from typing import Any, Callable
 
+#: The version of the ``compact`` format. Bump it BY HAND whenever ``format_response(tool,
+#: response, "compact")`` can return other text for some response (a field added, renamed,
+#: reordered or dropped, a number written differently, a list cut elsewhere), then regenerate
+#: the golden snapshot (``python tests/test_format_versions.py --regenerate``) and the bundled
+#: set (``mobility-env index datasets/default``). Edits that change no output (comments,
+#: refactors) keep it. ``tests/test_format_versions.py`` fails when outputs change without a bump.
+#: History: 1 — the format described in the module docstring (MobilityBench-v0).
+OBSERVATION_VERSION = 1
 OBS_FORMATS = ("compact", "raw")
 MAX_LIST_ITEMS = 10
 MAIN_ROADS = 4
@@ -172,19 +182,13 @@ COMPACTORS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-@lru_cache(maxsize=1)
-def observation_version() -> str:
-    """A hash of this module's source: compact texts precomputed by another version are not served."""
-    return hashlib.blake2b(Path(__file__).read_bytes(), digest_size=8).hexdigest()
-
-
 def format_response(tool: str, response: Any, obs_format: str = "compact") -> str:
     """The observation text of a replayed response.
 
     ``raw`` is ``json.dumps(response, ensure_ascii=False, separators=(",", ":"))``: the very
     text ``build`` stores, which the sandbox therefore serves as is. ``compact`` texts are
-    precomputed by ``build`` (:mod:`mobility_env.replay_index`) and served when this module's
-    :func:`observation_version` matches.
+    precomputed by ``build`` (:mod:`mobility_env.replay_index`) and served when the directory
+    records this module's :data:`OBSERVATION_VERSION`; otherwise computed here at each step.
     """
     if obs_format == "raw":
         return _dumps(response)

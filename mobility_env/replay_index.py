@@ -28,6 +28,15 @@ Arrays (N = sandbox rows; every array is a plain function of the Parquet rows):
   site), ``nn_lng``/``nn_lat`` (its first point). Queries go through a scikit-learn BallTree
   (haversine) built per process, on first use, over the tool's slice of these arrays.
 
+The ``compact`` column holds :func:`mobility_env.observation.format_response` texts of
+observation format ``OBSERVATION_VERSION``, recorded in ``meta.json`` and ``manifest.json``
+(with :data:`INDEX_VERSION`). Opened by code of another observation version, the column is not
+served: :attr:`ReplayIndex.compact_ok` is False, every compact observation is computed at its
+step (the same text a fresh index holds), and one
+:class:`~mobility_env.build.FormatVersionWarning` per directory names both versions and the
+refresh command, ``mobility-env index DIR``. An index of another :data:`INDEX_VERSION` is not
+used at all: it is built in memory instead, with the same warning.
+
 Every one of these files is listed with its size and checksum in ``manifest.json`` and checked
 before it is mapped (:func:`mobility_env.build.check_built_directory`): a file that differs is
 never mapped (a damaged Arrow file can crash the process), the index is built in memory from
@@ -60,12 +69,14 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
+from . import observation
 from .build import (EPISODES_FILE, EPISODES_SCHEMA, SANDBOX_FILE, SANDBOX_SCHEMA, DerivedFileWarning, DirectoryCheck,
-                    check_built_directory, read_manifest, record_files, warn_once)
+                    FormatVersionWarning, check_built_directory, read_manifest, record_files, warn_once)
 from .errors import CorruptDataError
 from .geo import EARTH_RADIUS_M
 from .tools import MAP_TOOLS, TOOLS
 
+#: The layout of ``sandbox_index/`` (bump by hand when an array is added, removed or changes meaning).
 INDEX_VERSION = 1
 ARROW_FILE = "sandbox.arrow"
 EPISODES_ARROW_FILE = "episodes.arrow"
@@ -194,12 +205,10 @@ def arrow_schema(sandbox_schema: pa.Schema) -> pa.Schema:
 
 
 def _compact_texts(tools: list[str], responses: list[str]) -> list[str | None]:
-    from .observation import format_response
-
     out: list[str | None] = []
     for tool, text in zip(tools, responses):
         try:
-            out.append(format_response(tool, json.loads(text), "compact"))
+            out.append(observation.format_response(tool, json.loads(text), "compact"))
         except (ValueError, TypeError, KeyError, AttributeError, IndexError):
             out.append(None)  # not stored: the env computes it at step time (and reports what fails there)
     return out
@@ -369,9 +378,8 @@ def _write_replay_index(directory: Path, sandbox_schema: pa.Schema | None) -> Pa
     spans = pq.read_table(directory / EPISODES_FILE, columns=["episode_id", "sandbox_start", "sandbox_stop"])
     arrays.update(episode_arrays(spans.column("episode_id").to_pylist(), spans.column("sandbox_start").to_numpy(),
                                  spans.column("sandbox_stop").to_numpy()))
-    from .observation import observation_version
-
-    meta["observation_version"] = observation_version()
+    versions = {"index_version": INDEX_VERSION, "observation_version": observation.OBSERVATION_VERSION}
+    meta.update(versions)
     meta["batch_rows"] = BATCH_ROWS
     meta["parquet"] = parquet_fingerprint(directory / SANDBOX_FILE)
     meta["episodes_parquet"] = parquet_fingerprint(directory / EPISODES_FILE)
@@ -390,7 +398,8 @@ def _write_replay_index(directory: Path, sandbox_schema: pa.Schema | None) -> Pa
     os.replace(tmp_dir, final_dir)
     os.replace(tmp_arrow, directory / ARROW_FILE)
     os.replace(tmp_episodes, directory / EPISODES_ARROW_FILE)
-    record_files(directory, accept_changed_parquet=True)  # the Parquet files were checked (or accepted) above
+    # the Parquet files were checked (or accepted) above
+    record_files(directory, accept_changed_parquet=True, versions=versions)
     return directory / INDEX_DIR
 
 
@@ -508,6 +517,25 @@ def _check_shapes(arrays: dict[str, np.ndarray], meta: dict[str, Any], names: in
             within(f"{prefix}{kind}_post", max(count, 1))
 
 
+def _compact_version_ok(directory: Path, meta: dict[str, Any]) -> bool:
+    """Was the ``compact`` column written by this observation version? If not, say so once."""
+    recorded, current = meta.get("observation_version"), observation.OBSERVATION_VERSION
+    if recorded == current:
+        return True
+    if recorded is None:
+        shown = "no observation version (written before versions were recorded)"
+    elif isinstance(recorded, str):
+        shown = f"observation version {recorded!r} (a source hash: written before versions were numbered)"
+    else:
+        shown = f"observation version {recorded!r}"
+    warn_once(directory, FormatVersionWarning,
+              f"{directory}: its precomputed compact observations ({ARROW_FILE}) are {shown}, this mobility-env "
+              f"writes observation version {current}; they are not served, each compact observation is computed at "
+              f"its step instead (the text a fresh index holds, more slowly). Run `mobility-env index {directory}` to "
+              f"rewrite them.")
+    return False
+
+
 # --------------------------------------------------------------------------- the index
 class ReplayIndex:
     """The arrays above plus row access to the sandbox columns (see the module docstring).
@@ -578,12 +606,15 @@ class ReplayIndex:
 
     @classmethod
     def _load(cls, directory: Path, check: DirectoryCheck) -> "ReplayIndex | None":
-        from .observation import observation_version
-
         index_dir = directory / INDEX_DIR
         meta = json.loads((index_dir / META_FILE).read_text(encoding="utf-8"))
         if not isinstance(meta, dict) or meta.get("index_version") != INDEX_VERSION:
-            return None  # written by another version
+            recorded = meta.get("index_version") if isinstance(meta, dict) else None
+            warn_once(directory, FormatVersionWarning,
+                      f"{directory}: its replay index ({INDEX_DIR}/) is index version {recorded!r}, this mobility-env "
+                      f"reads version {INDEX_VERSION}; it is not used, the index is built in memory instead (same "
+                      f"lookups, slower open). Run `mobility-env index {directory}` to rewrite it.")
+            return None
         if not check.verified and meta.get("parquet") != parquet_fingerprint(directory / SANDBOX_FILE):
             return None  # sandbox.parquet changed since (only checked this way where no checksum is recorded)
         names = expected_arrays()
@@ -606,7 +637,7 @@ class ReplayIndex:
                 _validated(batch, directory / ARROW_FILE)
             _check_shapes(arrays, meta, len(names_file), rows)
         index = cls(arrays, meta, names_file, batches, int(meta.get("batch_rows", BATCH_ROWS)),
-                    compact_ok=meta.get("observation_version") == observation_version())
+                    compact_ok=_compact_version_ok(directory, meta))
         index.episodes = open_episodes_arrow(directory, check)
         index.source = directory / ARROW_FILE
         return index

@@ -23,7 +23,10 @@ were introduced; lines of older runs lack it (or hold ``null`` for a worker erro
 the same: readers treat a missing verdict as "not recorded", never as a failure.
 ``mobility-env eval`` writes its recomputed lines to ``eval_results.jsonl`` (same format)
 and never rewrites ``results.jsonl``. ``run.json`` records what the run was (agent, model,
-data path and fingerprint, load report, seed, env options) and each session that wrote to it.
+data path and fingerprint, load report, seed, env options, and the ``observation_version``,
+``reward_version`` and ``verdict_version`` of the code that made it, at the top level and in
+its ``identity``) and each session that wrote to it. Readers meet runs from before versions
+were recorded: a missing version means "not recorded", never "the current one".
 """
 
 from __future__ import annotations

@@ -12,12 +12,18 @@
   when the data lacks episodes the results name (not the run's data). Results without a
   trajectory keep their stored metrics and verdict (and are counted in the output).
   ``results.jsonl`` itself is never rewritten; the two outputs are replaced atomically.
+  Rescoring uses this code's reward and verdict versions
+  (:func:`mobility_rewards.shaping.format_versions`, recorded in ``scorecard.json`` as
+  ``source.format_versions``); when ``run.json`` records other versions (or none), a note on
+  stderr says the run was scored with version X and is rescored with version Y.
 * ``mobility-env report RUN_DIR``: ``report.md``, ``report.json`` and per-family PNG charts
   from ``scorecard.json`` when it was computed from the current results (else from the stored
   metrics, saying so), plus the run's own description (agent, model, data, load report, seed,
   sessions from ``run.json``) and the most frequent failing checks per scenario
   (:mod:`mobility_rewards.failures`) from the verdicts of ``eval_results.jsonl`` when that
-  scorecard is used, else of ``results.jsonl``.
+  scorecard is used, else of ``results.jsonl``. When the metrics it reports were scored with
+  reward or verdict versions other than this code's (the run's, for stored metrics; eval's,
+  for ``scorecard.json``), a note on stderr names those versions and how to rescore.
 * ``mobility-env audit DATA [--json]``: list self-inconsistent gold labels.
 """
 
@@ -39,8 +45,83 @@ from .failures import failing_checks
 from .metrics import score_episode
 from .report import write_report
 from .scorecard import build_scorecard, format_scorecard
+from .shaping import FORMAT_VERSION_KEYS, format_versions
 
 SCORECARD_FILE = "scorecard.json"
+
+
+#: The versions that decide metric values and verdicts (the observation version only says what the agent read).
+_SCORING_KEYS = ("reward_version", "verdict_version")
+
+
+def recorded_versions(run: dict[str, Any] | None) -> dict[str, Any]:
+    """The format versions ``run.json`` records (None for each one it does not: an older run)."""
+    run = run or {}
+    identity = run.get("identity") if isinstance(run.get("identity"), dict) else {}
+    return {key: run.get(key, identity.get(key)) for key in FORMAT_VERSION_KEYS}
+
+
+def _versions_text(versions: dict[str, Any], keys: tuple[str, ...]) -> str:
+    return ", ".join(f"{key} {versions.get(key)}" for key in keys)
+
+
+def _scoring_label(versions: dict[str, Any]) -> str:
+    if all(versions[key] is None for key in _SCORING_KEYS):
+        return "format versions run.json does not record (a run made before they were recorded)"
+    return _versions_text(versions, _SCORING_KEYS)
+
+
+def rescore_note(run: dict[str, Any] | None) -> str | None:
+    """What ``eval`` says when the run was made by code of other format versions; None when equal."""
+    recorded, current = recorded_versions(run), format_versions()
+    if recorded == current:
+        return None
+    if run is None:
+        return (f"note: without run.json the versions this run was scored with are unknown; it is rescored with "
+                f"this code's {_versions_text(current, _SCORING_KEYS)}")
+    if all(recorded[key] is None for key in FORMAT_VERSION_KEYS):
+        return (f"note: run.json records no format versions (a run made before they were recorded); it is rescored "
+                f"with this code's {_versions_text(current, _SCORING_KEYS)}")
+    notes = []
+    if any(recorded[key] != current[key] for key in _SCORING_KEYS):
+        notes.append(f"note: this run was scored with {_versions_text(recorded, _SCORING_KEYS)}; it is rescored with "
+                     f"{_versions_text(current, _SCORING_KEYS)} (this code's), so its metrics may differ from the "
+                     f"ones in results.jsonl")
+    if recorded["observation_version"] != current["observation_version"]:
+        notes.append(f"note: the agent read observations of observation_version {recorded['observation_version']} "
+                     f"(this code writes {current['observation_version']}); rescoring does not replay them, the "
+                     f"trajectories keep what the agent read")
+    return "\n".join(notes)
+
+
+def report_version_note(run: dict[str, Any] | None, scorecard: dict[str, Any] | None) -> str | None:
+    """What ``report`` says when the metrics it reports were scored with other versions than this code's.
+
+    ``scorecard``: eval's current ``scorecard.json`` (its ``source.format_versions``), or None when
+    the report reads the stored metrics of ``results.jsonl`` (scored as ``run.json`` records).
+    """
+    current = format_versions()
+    if scorecard is not None:
+        source = scorecard.get("source") if isinstance(scorecard.get("source"), dict) else {}
+        used = source.get("format_versions") if isinstance(source.get("format_versions"), dict) else {}
+        if all(used.get(key) == current[key] for key in _SCORING_KEYS):
+            return None
+        shown = _versions_text(used, _SCORING_KEYS) if used else "format versions it does not record (an older eval)"
+        return (f"note: scorecard.json was computed with {shown}; this code has "
+                f"{_versions_text(current, _SCORING_KEYS)} — run `mobility-env eval` again to rescore")
+    recorded = recorded_versions(run)
+    forced = [recorded_versions(session.get("identity")) for session in (run or {}).get("sessions") or []
+              if isinstance(session, dict) and session.get("forced") and isinstance(session.get("identity"), dict)]
+    used = {_scoring_label(versions) for versions in [recorded, *forced]}
+    if len(used) > 1:
+        return (f"note: results.jsonl mixes metrics scored with {' and with '.join(sorted(used))} (sessions resumed "
+                f"with --force-resume, see run.json); this code has {_versions_text(current, _SCORING_KEYS)} — run "
+                f"`mobility-env eval` to rescore them all with it")
+    if all(recorded[key] == current[key] for key in _SCORING_KEYS):
+        return None
+    return (f"note: reporting the stored metrics of results.jsonl, scored with {_scoring_label(recorded)} when the "
+            f"run was made; this code has {_versions_text(current, _SCORING_KEYS)} — run `mobility-env eval` to "
+            f"rescore with it")
 
 
 def _trajectory_dict(item: Any) -> dict[str, Any] | None:
@@ -160,6 +241,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
                           "that is not the run's data; pass --data PATH to the data it was made with — "
                           "nothing was rescored or written")
     fingerprint = data_fingerprint(Path(data))
+    run_info = read_run_info(run_dir)
     if recorded_fingerprint and fingerprint != recorded_fingerprint:
         print(f"note: {data} differs from the data the run recorded ({recorded_fingerprint[:19]}…, now "
               f"{fingerprint[:19]}…); every episode of the run is in it, so the run is rescored against it",
@@ -168,7 +250,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     scorecard["recomputed"] = recomputed
     scorecard["results"] = len(results)
     scorecard["source"] = {"data": str(Path(data).resolve()), "data_fingerprint": fingerprint,
-                           "results_sha256": results_digest(run_dir)}
+                           "results_sha256": results_digest(run_dir), "format_versions": format_versions(),
+                           "run_format_versions": recorded_versions(run_info)}
+    note = rescore_note(run_info)
+    if note:
+        print(note, file=sys.stderr)
     print(format_scorecard(scorecard))
     # every check of every scenario (top=None), so the overall counts are exact
     top = _overall_failing(failing_checks(results, exclude=scorecard.get("excluded") or (), top=None))
@@ -211,6 +297,7 @@ def report_records(run_dir: Path) -> list[dict[str, Any]]:
 def cmd_report(args: argparse.Namespace) -> int:
     run_dir = existing_run_dir(args.run_dir)
     scorecard = current_scorecard(run_dir)
+    from_eval = scorecard is not None
     records = report_records(run_dir)
     if not records:
         raise ConfigError(f"{run_dir / RESULTS_FILE}: no results to report")
@@ -220,7 +307,11 @@ def cmd_report(args: argparse.Namespace) -> int:
                   "`eval`); reporting the stored metrics — run `mobility-env eval` again to rescore", file=sys.stderr)
         scorecard = build_scorecard(records)
     failing = failing_checks(records, exclude=scorecard.get("excluded") or ())
-    files = write_report(run_dir, scorecard, failing=failing, run=read_run_info(run_dir))
+    run = read_run_info(run_dir)
+    note = report_version_note(run, scorecard if from_eval else None)
+    if note:
+        print(note, file=sys.stderr)
+    files = write_report(run_dir, scorecard, failing=failing, run=run)
     print(f"wrote {files.markdown} and {files.json}" + "".join(f", {p}" for p in files.charts))
     if files.chart_note:
         print(files.chart_note)
@@ -251,7 +342,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                  "(+ trajectories.jsonl) against the run's own data (recorded in "
                                                  "RUN_DIR/run.json), print the scorecard and write "
                                                  "RUN_DIR/scorecard.json and RUN_DIR/eval_results.jsonl. Refuses, "
-                                                 "writing nothing, when that data is gone or is not the run's.")
+                                                 "writing nothing, when that data is gone or is not the run's. "
+                                                 "Rescores with this code's reward and verdict versions; a note "
+                                                 "says so when run.json records others.")
     evaluate.add_argument("run_dir", help="run directory holding results.jsonl")
     evaluate.add_argument("--data", default=None, help="a copy of the run's data, when the recorded path moved "
                                                        "(default: the data recorded in run.json)")
@@ -265,7 +358,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                "current results; else the stored metrics) as Markdown, JSON and one "
                                                "PNG chart per intent family (needs matplotlib), with the run's "
                                                "agent, model, data and load report from run.json and the most "
-                                               "frequent failing checks per task scenario.")
+                                               "frequent failing checks per task scenario. A note names the "
+                                               "reward and verdict versions the metrics were scored with when "
+                                               "they are not this code's.")
     report.add_argument("run_dir", help="run directory holding results.jsonl")
     report.set_defaults(func=cmd_report)
 

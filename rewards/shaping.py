@@ -50,6 +50,14 @@ every episode with at least one target whose reference answer verifies (DR = FPR
 audit's blocking episodes are the exceptions). ``tests/test_rewards_shaping.py`` and
 ``tests/test_shaping_progress.py`` check both on the real sample and the bundled synthetic
 set, the latter against random mutations of the gold calls played through the env.
+
+**Versions.** :data:`REWARD_VERSION` numbers what a trajectory is paid and scored: the step
+components above, the terminal components, and the metric values they pay
+(:func:`mobility_rewards.metrics.compute_metrics`). The verdict behind DR and FPR has its own
+number (:data:`mobility_rewards.verdict.VERDICT_VERSION`), the observation text the agent read
+another (:data:`mobility_env.observation.OBSERVATION_VERSION`); :func:`format_versions` returns
+the three, as ``run.json`` records them. The weights are not part of a version: they are
+settings, recorded with the env options.
 """
 
 from __future__ import annotations
@@ -57,6 +65,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Mapping
 
+from mobility_env import observation
 from mobility_env.episode import Episode
 from mobility_env.errors import ConfigError
 from mobility_env.tools import TOOLS, canonical_tool_name, validate_call
@@ -64,8 +73,23 @@ from mobility_env.trajectory import CallRecord
 
 from .slots import canonical_strategy_set
 from .tooluse import CallFacts, call_identity, facts_of, gold_tools, is_redundant
+from .verdict import VERDICT_VERSION
+
+#: The version of the reward and the metrics (see the module docstring). Bump it BY HAND when a
+#: trajectory can be paid or scored differently: a step or terminal component added, removed or
+#: computed otherwise, the progress rules, or a metric's definition. Weights are settings, not
+#: versions. History: 1 — the terms and metrics of MobilityBench-v0 described here.
+REWARD_VERSION = 1
+#: The names under which runs record the versions (``run.json``, its ``identity``, ``scorecard.json``).
+FORMAT_VERSION_KEYS = ("observation_version", "reward_version", "verdict_version")
 
 _PENALTIES = ("schema_violation", "redundant_call", "error")
+
+
+def format_versions() -> dict[str, int]:
+    """The observation, reward and verdict versions of this code, keyed by :data:`FORMAT_VERSION_KEYS`."""
+    return {"observation_version": observation.OBSERVATION_VERSION, "reward_version": REWARD_VERSION,
+            "verdict_version": VERDICT_VERSION}
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-#: The format of ``Verdict.to_dict()``; bump on any change of its keys or check names' meaning.
+#: The version of the verdict: the format of ``Verdict.to_dict()`` and what its checks verify.
+#: Bump it BY HAND on any change of its keys, of a check's name or meaning, or of which checks a
+#: scenario runs (an answer that passed may now fail, or the reverse). Runs record it in
+#: ``run.json`` (see :func:`mobility_rewards.shaping.format_versions`); every stored verdict
+#: carries it as ``"version"``. History: 1 — the verdict of MobilityBench-v0.
 VERDICT_VERSION = 1
 _TEXT_LIMIT = 300
 

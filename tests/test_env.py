@@ -230,3 +230,128 @@ def test_sync_and_async_vector_envs(sample_csv):
             assert len(rewards) == 2 and bool(terms[1]) and not bool(terms[0])
         finally:
             vec.close()
+
+
+# ------------------------------------------------------------------ the scorer as a parameter
+
+
+class CountingVerdict:
+    """A verdict of the EpisodeVerdict protocol, as a custom scorer would return."""
+
+    def __init__(self, calls: int, hits: int):
+        self.calls = calls
+        self.passed = hits > 0
+
+    def summary(self) -> str:
+        return f"{self.calls} call(s)"
+
+    def to_dict(self) -> dict:
+        return {"calls": self.calls, "passed": self.passed}
+
+
+class CountingScorer:
+    """Pays -1 per error and +2 per sandbox hit; logs every call the env makes to it."""
+
+    def __init__(self):
+        self.log = []
+
+    def start(self, episode):
+        self.log.append(("start", episode.episode_id))
+        return {"episode_id": episode.episode_id, "hits": 0}
+
+    def step(self, state, call, *, arguments_valid=None):
+        self.log.append(("step", call.name, (call.error or {}).get("type"), arguments_valid))
+        hit = call.error is None
+        state["hits"] += hit
+        return {"hit": 2.0 * hit, "error": -1.0 * (not hit)}
+
+    def finish(self, state, trajectory):
+        from mobility_env.scoring import EpisodeScore
+
+        self.log.append(("finish", state["episode_id"], trajectory.finish is not None, trajectory.truncated))
+        return EpisodeScore({"answered": 10.0 * (trajectory.finish is not None)},
+                            {"hits": float(state["hits"])}, CountingVerdict(len(trajectory.calls), state["hits"]))
+
+
+def _weather_episode(sample_episodes):
+    return next(e for e in sample_episodes if e.task_scenario == "Weather Query")
+
+
+def test_injected_scorer_is_called_at_start_step_and_finish(real_env, sample_episodes):
+    scorer = CountingScorer()
+    env = MobilityEnv(store=real_env.store, scorer=scorer, render_mode="ansi")
+    assert env.scorer is scorer
+    episode = _weather_episode(sample_episodes)
+    gold = _gold_actions(episode)[0]
+    out = _play(env, episode.episode_id, [gold, "{not json", {"name": "finish", "arguments": {"answer": "晴"}}])
+    assert scorer.log == [("start", episode.episode_id),
+                          ("step", gold["name"], None, True),  # reached the sandbox: arguments already validated
+                          ("step", None, "invalid_json", None),
+                          ("finish", episode.episode_id, True, False)]
+    rewards = [step[1] for step in out[1:]]
+    assert rewards == [2.0, -1.0, 10.0]
+    assert out[1][4]["reward_components"] == {"hit": 2.0, "error": -0.0}
+    final = out[-1][4]
+    assert final["reward_components"] == {"answered": 10.0}
+    assert final["metrics"] == {"hits": 1.0} and final["verdict"] == {"calls": 2, "passed": True}
+    assert env.state.total_reward == 11.0
+    assert env.render().endswith("verdict: PASS — 2 call(s)")
+
+
+def test_injected_scorer_scores_truncation_and_abandon(real_env, sample_episodes):
+    scorer = CountingScorer()
+    env = MobilityEnv(store=real_env.store, scorer=scorer, max_steps=2)
+    episode = _weather_episode(sample_episodes)
+    out = _play(env, episode.episode_id, ["oops", "oops"])
+    assert out[-1][3] and out[-1][1] == -1.0  # the terminal terms of a truncation without answer pay 0
+    assert out[-1][4]["reward_components"] == {"hit": 0.0, "error": -1.0, "answered": 0.0}
+    assert out[-1][4]["metrics"] == {"hits": 0.0} and out[-1][4]["verdict"] == {"calls": 2, "passed": False}
+    assert scorer.log[-1] == ("finish", episode.episode_id, False, True)
+    env.reset(options={"episode_id": episode.episode_id})
+    final = env.abandon("gave_up")
+    assert final["metrics"] == {"hits": 0.0} and final["verdict"] == {"calls": 0, "passed": False}
+    assert [entry[0] for entry in scorer.log].count("finish") == 2
+
+
+def test_injected_scorer_through_gymnasium_make(sample_csv):
+    scorer = CountingScorer()
+    env = gym.make("MobilityBench-v0", data=sample_csv, scorer=scorer)
+    _, info = env.reset(seed=0)
+    _, reward, terminated, _, info = env.step({"name": "finish", "arguments": {"answer": "x"}})
+    assert terminated and reward == 10.0 and info["metrics"] == {"hits": 0.0}
+    assert env.unwrapped.scorer is scorer and scorer.log[0] == ("start", info["episode_id"])
+
+
+def test_default_scorer_is_the_scorer_of_a_plain_env(real_env, sample_episodes):
+    """MobilityEnv(reward_weights=w) and MobilityEnv(scorer=DefaultScorer(w)) pay and judge the same."""
+    from mobility_agents.oracle import OracleAgent
+    from mobility_rewards.scorer import DefaultScorer
+    from mobility_rewards.shaping import RewardWeights
+
+    weights = {"ID": 0.25, "PF": 0.5, "redundant_call": -0.2}
+    plain = MobilityEnv(store=real_env.store, reward_weights=weights)
+    explicit = MobilityEnv(store=real_env.store, scorer=DefaultScorer(RewardWeights.from_mapping(weights)))
+    assert isinstance(plain.scorer, DefaultScorer) and plain.scorer.weights == explicit.scorer.weights
+    assert plain.scorer.weights.ID == 0.25 and MobilityEnv(store=real_env.store).scorer.weights == RewardWeights()
+    agent = OracleAgent()
+    for episode in sample_episodes[::9]:
+        actions = _gold_actions(episode) + ["{bad"] + _gold_actions(episode)[:1]
+        finish = {"name": "finish", "arguments": {"answer": agent.run_episode(plain, episode.episode_id)
+                                                   ["trajectory"]["record"]["finish"]["answer"]}}
+        runs = [json.dumps(_play(env, episode.episode_id, actions + [finish]), ensure_ascii=False, sort_keys=True,
+                           default=str) for env in (plain, explicit)]
+        assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"scorer": "CountingScorer", "reward_weights": {"FPR": 2.0}}, "reward_weights configure the default scorer"),
+    ({"scorer": CountingScorer}, "scorer must be an instance.*CountingScorer()"),
+    ({"scorer": object()}, "lacks start, step, finish"),
+])
+def test_scorer_misconfiguration_raises_config_error(real_env, kwargs, message):
+    from mobility_env.errors import ConfigError
+
+    if kwargs["scorer"] == "CountingScorer":
+        kwargs = {**kwargs, "scorer": CountingScorer()}
+    with pytest.raises(ConfigError, match=message):
+        MobilityEnv(store=real_env.store, **kwargs)
