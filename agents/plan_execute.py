@@ -15,6 +15,10 @@
    (``finish(answer=…)``, natively or as ``{"name": "finish", "arguments": {…}}`` text) is
    understood: its arguments are the report.
 
+Every role's request starts with the same system message (:meth:`PlanExecuteAgent.team_prompt`:
+the map tools and the task), its instructions following in its first user message, so a
+server with prefix caching (vLLM, SGLang, llama.cpp) reads that prefix once per episode.
+
 The episode ends with ``finish(answer, intent, slots, plan, route_index)``, the plan being
 the planner's step labels. Messages are recorded in ``session.messages`` with an
 ``agent_role`` key; token usage is recorded per role (``planner``, ``worker``,
@@ -210,14 +214,21 @@ class PlanExecuteAgent(Agent):
     def _max_actions(self, session: EpisodeSession) -> int:
         return int(session.info.get("max_steps") or self.config.max_steps)
 
+    def team_prompt(self, session: EpisodeSession) -> str:
+        """The first message of every role, the same text for planner, worker and reporter (the
+        map tools and the task), so a server with prefix caching reads it once per episode;
+        each role's instructions follow in its first user message."""
+        map_tools = [t for t in session.tools if t["function"]["name"] != "finish"]
+        return render_prompt("team", self.config.language, tools=describe_tools(map_tools),
+                             task=task_message(session, self.config.language))
+
     # ------------------------------------------------------------------ planner
     def make_plan(self, session: EpisodeSession) -> Plan:
         language = self.config.language
-        map_tools = [t for t in session.tools if t["function"]["name"] != "finish"]
         messages: list[dict[str, Any]] = []
-        self._say(session, "planner", messages, {"role": "system", "content": render_prompt(
-            "planner", language, tools=describe_tools(map_tools), max_steps=self._max_actions(session) - 1)})
-        self._say(session, "planner", messages, {"role": "user", "content": task_message(session, language)})
+        self._say(session, "planner", messages, {"role": "system", "content": self.team_prompt(session)})
+        self._say(session, "planner", messages, {"role": "user", "content": render_prompt(
+            "planner", language, max_steps=self._max_actions(session) - 1)})
         reply = self._ask(session, "planner", messages)
         return parse_plan(reply.content, session.query)
 
@@ -230,14 +241,14 @@ class PlanExecuteAgent(Agent):
         steps = plan.steps[: self.config.max_steps]
         plan_text = "\n".join(f"{i}. {s.step}: {s.goal}" for i, s in enumerate(plan.steps, 1))
         messages: list[dict[str, Any]] = []
-        self._say(session, "worker", messages, {"role": "system", "content": render_prompt("worker", language)})
+        self._say(session, "worker", messages, {"role": "system", "content": self.team_prompt(session)})
         notes: list[str] = []
         exhausted = False
         for index, step in enumerate(steps, 1):
             announce = render_prompt("worker_step", language, index=index, total=len(steps), step=step.step,
                                      goal=step.goal)
             if index == 1:
-                announce = f"{task_message(session, language)}\n\n{plan_text}\n\n{announce}"
+                announce = f"{render_prompt('worker', language)}\n\n{plan_text}\n\n{announce}"
             self._say(session, "worker", messages, {"role": "user", "content": announce})
             for _ in range(self.worker_turns_per_step):
                 reply = self._ask(session, "worker", messages, tools)
@@ -267,10 +278,10 @@ class PlanExecuteAgent(Agent):
         language = self.config.language
         evidence, has_route = self.evidence(session)
         messages: list[dict[str, Any]] = []
-        self._say(session, "reporter", messages, {"role": "system", "content": render_prompt("reporter", language)})
-        self._say(session, "reporter", messages, {"role": "user", "content": render_prompt(
-            "reporter_input", language, task=task_message(session, language),
-            plan=", ".join(s.step for s in plan.steps), evidence=evidence or "-", notes="\n".join(notes) or "-")})
+        self._say(session, "reporter", messages, {"role": "system", "content": self.team_prompt(session)})
+        self._say(session, "reporter", messages, {"role": "user", "content": render_prompt("reporter", language) + "\n\n" +
+                  render_prompt("reporter_input", language, plan=", ".join(s.step for s in plan.steps),
+                                evidence=evidence or "-", notes="\n".join(notes) or "-")})
         reply = self._ask(session, "reporter", messages)
         answer, route_index = report_from_reply(reply)
         return answer, route_index if has_route else None

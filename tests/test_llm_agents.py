@@ -137,6 +137,11 @@ def test_plan_execute_playing_the_gold_trajectory_scores_like_the_oracle(env, by
         assert step["observation"][:200] in bodies[-1]["messages"][-1]["content"]
     roles = {m.get("agent_role") for m in record["trajectory"]["messages"]}
     assert roles == {"planner", "worker", "reporter"}
+    # one shared first message (map tools and the task) for every role: a prefix cache reads it once
+    firsts = {json.dumps(b["messages"][0], ensure_ascii=False) for b in bodies}
+    assert len(firsts) == 1 and bodies[0]["messages"][0]["role"] == "system"
+    assert env.store.get(episode_id).query in bodies[0]["messages"][0]["content"]
+    assert "$" not in "".join(m["content"] for b in bodies for m in b["messages"] if isinstance(m.get("content"), str))
 
 
 # --------------------------------------------------------------------------- malformed tool calls

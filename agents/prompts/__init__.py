@@ -14,7 +14,7 @@ from importlib.resources import files
 from string import Template
 from typing import Any
 
-PROMPT_NAMES = ("react_system", "planner", "worker", "worker_step", "reporter", "reporter_input", "task",
+PROMPT_NAMES = ("react_system", "team", "planner", "worker", "worker_step", "reporter", "reporter_input", "task",
                 "tool_protocol", "nudge", "cutoff")
 _OBSERVATION_LABEL = {"en": "Observation:", "zh": "工具结果："}
 
