@@ -6,7 +6,7 @@ import json
 import multiprocessing
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Iterator, Mapping
 
@@ -130,7 +130,6 @@ class EpisodeState:
     steps: int = 0
     done: bool = False
     total_reward: float = 0.0
-    rewards: list[float] = field(default_factory=list)
     metrics: dict[str, float] | None = None
     verdict: EpisodeVerdict | None = None  # the checks behind the metrics, set when the episode ends
     scoring: Any = None  # the scorer's per-episode state (Scorer.start), passed back to step and finish
@@ -417,7 +416,6 @@ class MobilityEnv(gym.Env[str, Any]):
         state = self.state
         assert state is not None
         reward = float(sum(components.values()))
-        state.rewards.append(reward)
         state.total_reward += reward
         return reward
 

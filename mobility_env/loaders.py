@@ -34,10 +34,10 @@ from typing import Any, Iterable, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .build import (EPISODES_FILE, EPISODES_SCHEMA, SANDBOX_FILE, SANDBOX_SCHEMA, RecordDecodeError,
-                    check_built_directory, episode_from_record, recorded_call_from_entry)
+from .build import RecordDecodeError, episode_from_record, recorded_call_from_entry
 from .episode import Episode, RecordedCall, Repair
 from .errors import ConfigError, CorruptDataError, DataFileError, RowError
+from .layout import EPISODES_FILE, EPISODES_SCHEMA, SANDBOX_FILE, SANDBOX_SCHEMA, check_built_directory
 from .literal import MAX_CELL_BYTES, MAX_DEPTH, CellLimits, text_problem, utf8_size
 from .official import CORE_COLUMNS, episode_from_row
 

@@ -14,7 +14,7 @@ Both are JSON text (``ensure_ascii=False``), deterministic for a given response.
 The compact format is versioned by :data:`OBSERVATION_VERSION`, a number bumped by hand.
 Built directories store compact texts precomputed with the version they record; a directory
 of another version is served texts computed at each step instead, with a
-:class:`~mobility_env.build.FormatVersionWarning` (see :mod:`mobility_env.replay_index`).
+:class:`~mobility_env.layout.FormatVersionWarning` (see :mod:`mobility_env.replay_index`).
 """
 
 from __future__ import annotations

@@ -33,14 +33,14 @@ observation format ``OBSERVATION_VERSION``, recorded in ``meta.json`` and ``mani
 (with :data:`INDEX_VERSION`). Opened by code of another observation version, the column is not
 served: :attr:`ReplayIndex.compact_ok` is False, every compact observation is computed at its
 step (the same text a fresh index holds), and one
-:class:`~mobility_env.build.FormatVersionWarning` per directory names both versions and the
+:class:`~mobility_env.layout.FormatVersionWarning` per directory names both versions and the
 refresh command, ``mobility-env index DIR``. An index of another :data:`INDEX_VERSION` is not
 used at all: it is built in memory instead, with the same warning.
 
 Every one of these files is listed with its size and checksum in ``manifest.json`` and checked
-before it is mapped (:func:`mobility_env.build.check_built_directory`): a file that differs is
+before it is mapped (:func:`mobility_env.layout.check_built_directory`): a file that differs is
 never mapped (a damaged Arrow file can crash the process), the index is built in memory from
-the verified Parquet files instead, with a :class:`~mobility_env.build.DerivedFileWarning`.
+the verified Parquet files instead, with a :class:`~mobility_env.layout.DerivedFileWarning`.
 In a directory whose manifest has no checksums (older versions) the Arrow files are validated
 in full before use, and the index is used only when every expected array is present.
 
@@ -70,17 +70,15 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from . import observation
-from .build import (EPISODES_FILE, EPISODES_SCHEMA, SANDBOX_FILE, SANDBOX_SCHEMA, DerivedFileWarning, DirectoryCheck,
-                    FormatVersionWarning, check_built_directory, read_manifest, record_files, warn_once)
+from .layout import (ARROW_FILE, EPISODES_ARROW_FILE, EPISODES_FILE, EPISODES_SCHEMA, INDEX_DIR, SANDBOX_FILE,
+                     SANDBOX_SCHEMA, DerivedFileWarning, DirectoryCheck, FormatVersionWarning, check_built_directory,
+                     read_manifest, record_files, warn_once)
 from .errors import CorruptDataError
 from .geo import EARTH_RADIUS_M
 from .tools import MAP_TOOLS, TOOLS
 
 #: The layout of ``sandbox_index/`` (bump by hand when an array is added, removed or changes meaning).
 INDEX_VERSION = 1
-ARROW_FILE = "sandbox.arrow"
-EPISODES_ARROW_FILE = "episodes.arrow"
-INDEX_DIR = "sandbox_index"
 META_FILE = "meta.json"
 NAMES_FILE = "names.arrow"
 BATCH_ROWS = 1 << 16              # fixed rows per Arrow batch: row i is in batch i >> 16
@@ -100,7 +98,7 @@ def key_hash(tool: str, key: str) -> int:
 
 
 def parse_points(text: str) -> tuple[tuple[float, float], ...]:
-    """``'lng,lat;lng,lat'`` -> ((lng, lat), ...), as written by ``build.sandbox_rows``."""
+    """``'lng,lat;lng,lat'`` -> ((lng, lat), ...), as written by :func:`mobility_env.build.sandbox_rows`."""
     if not text:
         return ()
     return tuple((float(a), float(b)) for a, b in (p.split(",") for p in text.split(";")))
@@ -162,16 +160,6 @@ def index_files() -> list[str]:
     """The derived files the replay index is read from (relative paths), episodes.arrow aside."""
     return [ARROW_FILE, f"{INDEX_DIR}/{META_FILE}", f"{INDEX_DIR}/{NAMES_FILE}",
             *(f"{INDEX_DIR}/{name}.npy" for name in expected_arrays())]
-
-
-def derived_paths(directory: str | os.PathLike) -> list[Path]:
-    """The derived files present in a built directory (what ``manifest.json`` lists besides the Parquet files)."""
-    directory = Path(directory)
-    paths = [directory / ARROW_FILE, directory / EPISODES_ARROW_FILE]
-    index_dir = directory / INDEX_DIR
-    if index_dir.is_dir():
-        paths += sorted(p for p in index_dir.iterdir() if p.is_file() and p.suffix in (".npy", ".json", ".arrow"))
-    return [p for p in paths if p.is_file()]
 
 
 def _derived_usable(check: DirectoryCheck, names: list[str], what: str) -> bool:

@@ -44,18 +44,18 @@ from typing import Any, Iterable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .build import EPISODES_FILE, MANIFEST_FILE, SANDBOX_FILE, SANDBOX_SCHEMA, check_built_directory, read_manifest, sandbox_rows
+from .build import sandbox_rows
 from .canonical import CanonicalRequest, canonical_request
 from .errors import SandboxError
 from .geo import haversine_m
-from .replay_index import TOOL_CODE, ReplayIndex, key_hash, parse_points
+from .layout import EPISODES_FILE, MANIFEST_FILE, SANDBOX_FILE, SANDBOX_SCHEMA, check_built_directory, read_manifest
+from .replay_index import TOOL_CODE, ReplayIndex, key_hash
 from .tools import TOOLS, canonical_tool_name
 
 logger = logging.getLogger(__name__)
 LARGE_UNINDEXED_ROWS = 50_000  # above this, opening without the prebuilt index warns
 
 FUZZY_KINDS = frozenset({"poi", "traffic", "weather", "around"})
-_LOOKUP_COLUMNS = ("episode_id", "tool", "key", "name", "city", "options", "points", "lng", "lat", "gold_index", "valid")
 
 
 class MissingIndexWarning(UserWarning):
@@ -92,9 +92,6 @@ class LookupResult:
     @property
     def hit(self) -> bool:
         return self.match != "miss"
-
-
-_parse_points = parse_points
 
 
 # One memory-mapped index per built directory and process, shared by every Sandbox (and env) opened on it:
@@ -137,7 +134,6 @@ class Sandbox:
         self.config = config or LookupConfig()
         self._table = table
         self._episode_ranges = episode_ranges
-        self._columns: dict[str, Any] | None = None
         self._index: ReplayIndex | None = None
         self._last_span: tuple[str, tuple[int, int] | None] | None = None
 
@@ -145,7 +141,7 @@ class Sandbox:
     @classmethod
     def open(cls, directory: str | os.PathLike, config: LookupConfig | None = None) -> "Sandbox":
         """Open a built directory lazily: its files are checked against ``manifest.json`` now
-        (:func:`~mobility_env.build.check_built_directory`; a changed Parquet file raises
+        (:func:`~mobility_env.layout.check_built_directory`; a changed Parquet file raises
         :class:`~mobility_env.errors.CorruptDataError`), read at the first lookup."""
         directory = Path(directory)
         for name in (SANDBOX_FILE, EPISODES_FILE):
@@ -220,23 +216,9 @@ class Sandbox:
         return (read_manifest(self.directory) or {}) if self.directory is not None else {}
 
     # ----------------------------------------------------------------- row access
-    @property
-    def columns(self) -> dict[str, Any]:
-        """Whole lookup columns as Python lists (slow and large: for inspection, not lookups)."""
-        if self._columns is None:
-            table = self.table
-            cols = {name: table.column(name).to_pylist() for name in _LOOKUP_COLUMNS if name not in ("lng", "lat")}
-            cols["lng"] = table.column("lng").to_numpy()
-            cols["lat"] = table.column("lat").to_numpy()
-            self._columns = cols
-        return self._columns
-
     def entry_value(self, column: str, entry: int) -> Any:
         """One cell of the sandbox table (``column`` of ``SANDBOX_SCHEMA``) without reading the column."""
         return self.index.value(column, entry)
-
-    def entry_points(self, entry: int) -> tuple[tuple[float, float], ...]:
-        return self.index.points(entry)
 
     def response(self, entry: int) -> Any:
         return json.loads(self.index.value("response", entry))
@@ -267,10 +249,6 @@ class Sandbox:
             self._last_span = (episode_id, span)
             return span
         return self.episode_ranges.get(episode_id)
-
-    def episode_entries(self, episode_id: str) -> range:
-        start, stop = self.episode_span(episode_id) or (0, 0)
-        return range(start, stop)
 
     # ----------------------------------------------------------------- lookup
     def lookup(self, tool: str, arguments: dict[str, Any], episode_id: str | None = None) -> LookupResult:

@@ -4,7 +4,7 @@
 ``load_episodes`` reads (official CSV/XLSX/JSONL, our Parquet). A built directory is opened
 lazily: episodes are materialized one at a time on ``reset`` from the two Parquet files, so
 opening 100k episodes costs one column read, not 100k model validations. Its files are first
-checked against ``manifest.json`` (:func:`mobility_env.build.check_built_directory`): a damaged
+checked against ``manifest.json`` (:func:`mobility_env.layout.check_built_directory`): a damaged
 Parquet file raises :class:`~mobility_env.errors.CorruptDataError`, a damaged derived file is
 not used.
 """
@@ -18,11 +18,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .build import (EPISODES_FILE, EPISODES_SCHEMA, SANDBOX_FILE, DirectoryCheck, RecordDecodeError,
-                    check_built_directory, episode_from_record, recorded_call_from_entry)
+from .build import RecordDecodeError, episode_from_record, recorded_call_from_entry
 from .episode import Episode
 from .errors import CorruptDataError, DataFileError
-from .replay_index import EPISODES_ARROW_FILE, open_episodes_arrow
+from .layout import (EPISODES_ARROW_FILE, EPISODES_FILE, EPISODES_SCHEMA, SANDBOX_FILE, DirectoryCheck,
+                     check_built_directory)
+from .replay_index import open_episodes_arrow
 from .sandbox import LookupConfig, Sandbox
 
 DATA_ENV_VAR = "MOBILITY_ENV_DATA"

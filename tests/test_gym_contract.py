@@ -37,10 +37,12 @@ def test_registered_step_limit_is_the_envs():
     assert gym.make(env.spec).spec.max_episode_steps == 10  # the recorded spec re-creates the env
 
 
-def play_to_truncation(env, steps: int):
+def play_to_truncation(env, steps: int, rewards: list[float] | None = None):
     env.reset(seed=0)
     for step in range(1, steps + 1):
         obs, reward, terminated, truncated, info = env.step(NOT_FINISH)
+        if rewards is not None:
+            rewards.append(reward)
         if step < steps:
             assert not truncated and "metrics" not in info
     return obs, reward, terminated, truncated, info
@@ -60,14 +62,15 @@ def test_time_limit_truncation_is_scored_by_the_wrapper():
     """A TimeLimit that truncates before the env (limit raised on the env afterwards) is still scored."""
     env = gym.make("MobilityBench-v0")
     env.unwrapped.max_steps = 50
-    _, reward, terminated, truncated, info = play_to_truncation(env, 10)
+    rewards: list[float] = []
+    _, reward, terminated, truncated, info = play_to_truncation(env, 10, rewards)
     assert truncated and not terminated and TERMINAL_KEYS <= set(info)
     assert info["metrics"]["DR"] == 0.0 and info["trajectory"]["truncated"] is True
     assert len(info["trajectory"]["calls"]) == 10
     assert {"DR", "FPR"} <= set(info["reward_components"])
     assert reward == pytest.approx(sum(info["reward_components"].values()))
     state = env.unwrapped.state
-    assert state.done and state.total_reward == pytest.approx(sum(state.rewards))
+    assert state.done and state.total_reward == pytest.approx(sum(rewards))
     *_, after = env.step(NOT_FINISH)
     assert after["error"]["type"] == "episode_over"
 

@@ -93,7 +93,7 @@ def test_gold_responses_replay_through_the_gold_call(sandbox, sample_episodes):
 
 def test_opening_is_lazy_and_checked(built_dir, tmp_path):
     box = Sandbox.open(built_dir)
-    assert box._table is None and box._columns is None  # nothing read yet
+    assert box._table is None and box._index is None  # nothing read or mapped yet
     assert box.manifest["episodes"] == 81
     with pytest.raises(SandboxError, match="missing sandbox.parquet"):
         Sandbox.open(tmp_path)
