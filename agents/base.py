@@ -224,7 +224,7 @@ class Agent:
         rewards = [s.reward for s in session.steps]
         result = {
             "episode_id": episode_id, "sample_index": sample_index, "agent": self.name, "model": self.model,
-            "task_scenario": info["task_scenario"], "intent_family": info["intent_family"],
+            "task_scenario": final.get("task_scenario"), "intent_family": final.get("intent_family"),
             "metrics": final.get("metrics") or {}, "verdict": final.get("verdict"),
             "input_tokens": session.input_tokens,
             "output_tokens": session.output_tokens, "usage_by_role": session.usage,

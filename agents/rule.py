@@ -1,14 +1,21 @@
 """RuleAgent: a deterministic, LLM-free baseline built from hand-written Chinese rules.
 
-It reads only the query, the context and the tool responses (never the gold): classify the
-scenario from cue words, pull places out of the query ("从A到B", "去B", "经过X", "A附近的K"),
-look them up with ``query_poi``, call the one tool the scenario needs with the mode and
-strategy words it heard, and answer from the response. It is the default agent of
-``mobility-env run``: a real, non-trivial score with no model and no network.
+It acts like any other policy: it sees only what ``reset`` and ``step`` return — the query
+and context of the reset info, and the observation text of each call (either observation
+format) — and uses only public ``mobility_env`` modules (tool schemas, the observation
+compactors). It never reads the env's internals (``env.unwrapped``, its store, sandbox or
+state), the episode's gold (the scenario label included) or the scorer (``mobility_rewards``).
+
+The rules: classify the scenario from cue words, pull places out of the query ("从A到B",
+"去B", "经过X", "A附近的K"), look them up with ``query_poi``, call the one tool the scenario
+needs with the mode and strategy words it heard, and answer from the observation
+(:mod:`mobility_agents.answers`). It is the default agent of ``mobility-env run``: a real,
+non-trivial score with no model and no network.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -173,20 +180,28 @@ class RuleAgent(Agent):
     def __init__(self, scenario: str | None = None):
         self.scenario = scenario
 
-    def _lookup(self, session: EpisodeSession, keywords: str) -> str | None:
+    @staticmethod
+    def _poi_arguments(session: EpisodeSession, keywords: str) -> dict[str, Any]:
         city = session.context.get("city")
-        args = {"keywords": keywords, **({"city": city} if city else {})}
-        session.call("query_poi", args)
-        response = self._last_response(session)
-        found = answers.places(response) if response is not None else []
+        return {"keywords": keywords, **({"city": city} if city else {})}
+
+    def _lookup(self, session: EpisodeSession, keywords: str) -> str | None:
+        """``query_poi`` for a place; its first location as ``"lng,lat"``, or None."""
+        found = answers.places(self._call(session, "query_poi", self._poi_arguments(session, keywords)))
         if found and found[0].location:
             return f"{found[0].location[0]:.6f},{found[0].location[1]:.6f}"
         return None
 
     @staticmethod
-    def _last_response(session: EpisodeSession) -> Any:
-        calls = session.env.unwrapped.state.trajectory.calls
-        return calls[-1].response if calls and calls[-1].error is None else None
+    def _call(session: EpisodeSession, tool: str, arguments: dict[str, Any]) -> Any:
+        """Call a tool; the observation parsed as JSON, or None when the call came back as an error."""
+        observation = session.call(tool, arguments)
+        if session.steps[-1].error is not None:
+            return None
+        try:
+            return json.loads(observation)
+        except ValueError:
+            return None
 
     def play(self, session: EpisodeSession) -> None:
         parse = parse_query(session.query)
@@ -203,29 +218,32 @@ class RuleAgent(Agent):
         route_index: int | None = None
         answer = "抱歉，没有查到相关信息。"
         if parse.scenario == "Weather Query":
-            session.call("weather_query", {"city": city or "北京市", "need_forecast": parse.forecast})
-            answer, slots, plan = answers.describe_weather(self._last_response(session)), {"city": city, "forecast": parse.forecast}, ["weather"]
+            response = self._call(session, "weather_query",
+                                  {"city": city or "北京市", "need_forecast": parse.forecast})
+            answer = answers.describe_weather(response)
+            slots, plan = {"city": city, "forecast": parse.forecast}, ["weather"]
         elif parse.scenario == "Traffic Info Query" and parse.road:
-            session.call("traffic_status", {"name": parse.road, "city": city or "北京市"})
-            answer = answers.describe_traffic(self._last_response(session), parse.road)
+            response = self._call(session, "traffic_status", {"name": parse.road, "city": city or "北京市"})
+            answer = answers.describe_traffic(response, parse.road)
             slots, plan = {"road": parse.road, "city": city}, ["locate", "traffic"]
         elif parse.scenario == "Geolocation Query" and here:
             lng, lat = here.split(",")[:2]
-            session.call("reverse_geocoding", {"longitude": lng, "latitude": lat})
-            answer, slots, plan = answers.describe_geocode(self._last_response(session)), {"location": here}, ["locate"]
+            response = self._call(session, "reverse_geocoding", {"longitude": lng, "latitude": lat})
+            answer, slots, plan = answers.describe_geocode(response), {"location": here}, ["locate"]
         elif parse.scenario == "Nearby Query" and parse.keyword:
             center = self._lookup(session, parse.center) if parse.center else here
             if center:
-                session.call("search_around_poi", {"location": center, "keywords": parse.keyword})
-                answer = answers.describe_nearby(self._last_response(session))
+                response = self._call(session, "search_around_poi",
+                                      {"location": center, "keywords": parse.keyword})
+                answer = answers.describe_nearby(response)
             slots, plan = {"center": parse.center or "current_location", "keyword": parse.keyword}, ["locate", "nearby search"]
         elif parse.destination and parse.scenario not in ("POI Query", "Weather Query", "Traffic Info Query",
                                                               "Geolocation Query", "Nearby Query"):
             answer, route_index, slots, plan = self._route(session, parse, here)
         else:
             keyword = parse.keyword or session.query
-            self._lookup(session, keyword)
-            answer = answers.describe_poi(self._last_response(session))
+            response = self._call(session, "query_poi", self._poi_arguments(session, keyword))
+            answer = answers.describe_poi(response)
             slots, plan = {"keyword": keyword}, ["locate"]
             parse.scenario = "POI Query"
         if city:
@@ -260,16 +278,15 @@ class RuleAgent(Agent):
             args["strategy"] = parse.strategies[:2]
         if tool == "driving_route" and waypoints:
             args["waypoints"] = waypoints
-        session.call(tool, args)
-        response = self._last_response(session)
+        response = self._call(session, tool, args)
         index = 0
         if parse.excluded_lines:
-            from mobility_rewards.slots import line_uses
-
-            for option in answers.route_options(response) or []:
-                if not any(line_uses(line, ex) for line in option.lines for ex in parse.excluded_lines):
-                    index = option.index
+            for choice in answers.route_choices(response):
+                if not any(answers.rides_line(line, excluded)
+                           for line in choice.lines for excluded in parse.excluded_lines):
+                    index = choice.index
                     break
         if parse.scenario == "Arrival/Departure Time Query":
-            return answers.describe_departure(session.env.unwrapped.episode, response, index), index, slots, plan
+            answer = answers.describe_departure(session.query, session.context, response, index)
+            return answer, index, slots, plan
         return answers.describe_route(response, index), index, slots, plan

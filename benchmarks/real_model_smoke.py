@@ -7,7 +7,8 @@ own command line (a subprocess of this Python), so the runner, the guarded LLM c
 env and the scorers are the ones users get. Native-mode runs use ``--chat-format`` (default
 ``chatml-function-calling``: llama-cpp-python's format that turns the model's output into
 ``tool_calls``, with grammar-constrained arguments); json-mode runs use ``--json-chat-format``
-(default: the GGUF's own chat template), so the server is restarted between the two modes.
+(default: the GGUF's own chat template). Every agent x mode run gets a freshly started server
+(about a second): llama-cpp-python keeps generating a request the client gave up on.
 The episodes are the first N of the selected data (the bundled synthetic set by default,
 whose order already mixes the 11 scenarios: the first 10 cover 9 of them; ``report.json``
 lists the scenarios that ran). The server is always stopped at exit: normal end, an
@@ -139,16 +140,21 @@ class ModelServer:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def ensure_running(self, chat_format: str) -> None:
-        """A live server with ``chat_format`` ('' = the GGUF's template): restarted if it died or differs."""
-        if self.alive() and chat_format != self.chat_format:
-            self.stop()
-        self.chat_format = chat_format
+    def fresh(self, chat_format: str) -> None:
+        """A new, idle server with ``chat_format`` ('' = the GGUF's template).
+
+        Restarted for every run: llama-cpp-python serves one request at a time and keeps
+        generating a request the client gave up on (with ``chatml-function-calling`` it ignores
+        ``max_tokens``), which would make the next run's preflight time out.
+        """
         if self.process is not None and not self.alive():
             self.exits.append(self.process.returncode)
-            print(f"  ! model server died (exit status {self.process.returncode}); restarting it", flush=True)
-        if not self.alive():
-            self.start()
+        self.stop()
+        self.chat_format = chat_format
+        started = time.perf_counter()
+        self.start()
+        print(f"model server: {self.base_url}, chat format {chat_format or 'of the GGUF template'} "
+              f"(ready in {time.perf_counter() - started:.1f} s)", flush=True)
 
     def stop(self) -> None:
         process, self.process = self.process, None
@@ -166,14 +172,14 @@ class ModelServer:
 
 @contextlib.contextmanager
 def running_server(args: argparse.Namespace, log_path: Path) -> Iterator[ModelServer]:
-    """The server, stopped however the block ends (SIGTERM/SIGHUP become KeyboardInterrupt here)."""
+    """The server (started by :meth:`ModelServer.fresh`), stopped however the block ends
+    (SIGTERM/SIGHUP become KeyboardInterrupt here)."""
     def interrupt(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt(f"signal {signum}")
 
     previous = {s: signal.signal(s, interrupt) for s in (signal.SIGTERM, signal.SIGHUP)}
     server = ModelServer(args, log_path)
     try:
-        server.start()
         yield server
     finally:
         server.stop()
@@ -219,7 +225,8 @@ def run_combo(args: argparse.Namespace, server: ModelServer, agent: str, mode: s
     wall = time.perf_counter() - started
     tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
     return {"command": command, "exit_status": rc, "wall_s": round(wall, 1), "log": str(log_path),
-            "log_tail": tail, "server_alive_after": server.alive()}
+            "log_tail": tail, "server_alive_after": server.alive(),
+            "server_exit_status": None if server.alive() or server.process is None else server.process.returncode}
 
 
 # --------------------------------------------------------------------------- reading a run back
@@ -290,7 +297,8 @@ def _stats(values: list[float]) -> dict[str, float | None]:
             "max": round(max(values), 2)}
 
 
-def summarize(run_dir: Path, agent: str, mode: str, planned: int) -> dict[str, Any]:
+def summarize(run_dir: Path, agent: str, mode: str, planned: int, run: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One agent x tool mode, from its run directory (empty when the run wrote nothing)."""
     results = read_jsonl(run_dir / "results.jsonl")
     trajectories = {(t.get("episode_id"), t.get("sample_index", 0)): t
                     for t in read_jsonl(run_dir / "trajectories.jsonl")}
@@ -340,6 +348,7 @@ def summarize(run_dir: Path, agent: str, mode: str, planned: int) -> dict[str, A
               if results else None for k in ("DR", "FPR")}
     summary = {
         "agent": agent, "tool_mode": mode, "run_dir": str(run_dir), "episodes_planned": planned, "episodes": n,
+        "exit_status": (run or {}).get("exit_status"), "chat_format": (run or {}).get("chat_format"),
         "completed": completed, "failure_kinds": dict(failures.most_common()),
         "scenarios": dict(Counter(str(r.get("task_scenario")) for r in results).most_common()),
         "episodes_with_model_tool_call": with_call,
@@ -379,6 +388,8 @@ def format_table(summaries: list[dict[str, Any]]) -> str:
     def row(label: str, values: list[Any]) -> None:
         rows.append((label, [_fmt(v) for v in values]))
 
+    row("chat format", [s.get("chat_format") for s in summaries])
+    row("mobility-env exit status", [s.get("exit_status") for s in summaries])
     row("episodes completed / N", [f"{s['completed']}/{s['episodes_planned']}" for s in summaries])
     row("results written", [s["episodes"] for s in summaries])
     row("failure kinds", [", ".join(f"{k}={v}" for k, v in s["failure_kinds"].items()) or "-" for s in summaries])
@@ -482,21 +493,18 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"--model-path {args.model_path}: not found")
         out.mkdir(parents=True, exist_ok=True)
         print(f"output: {out}", flush=True)
-        started = time.perf_counter()
         with running_server(args, out / "server.log") as server:
-            print(f"model server: {server.base_url} (started in {time.perf_counter() - started:.1f} s)", flush=True)
             for agent, mode in combos:
                 name = f"{agent}-{mode}"
-                server.ensure_running(chat_format_of[mode])
-                print(f"running {name} over {args.episodes} episode(s), chat format "
-                      f"{server.chat_format or 'of the GGUF template'}...", flush=True)
+                server.fresh(chat_format_of[mode])
+                print(f"running {name} over {args.episodes} episode(s)...", flush=True)
                 runs[name] = run_combo(args, server, agent, mode, out / name)
                 runs[name]["chat_format"] = server.chat_format or "gguf-template"
                 print(f"  exit status {runs[name]['exit_status']} in {runs[name]['wall_s']} s"
                       + ("" if runs[name]["server_alive_after"] else " — the model server died"), flush=True)
             server_info = {"base_url": server.base_url, "starts": server.starts, "died_with": server.exits}
-    summaries = [summarize(out / f"{agent}-{mode}", agent, mode, args.episodes) for agent, mode in combos
-                 if (out / f"{agent}-{mode}").exists()]
+    summaries = [summarize(out / f"{agent}-{mode}", agent, mode, args.episodes, runs.get(f"{agent}-{mode}"))
+                 for agent, mode in combos if (out / f"{agent}-{mode}").exists() or f"{agent}-{mode}" in runs]
     table = format_table(summaries) if summaries else "(no runs)"
     print()
     print(table)

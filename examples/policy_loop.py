@@ -49,7 +49,7 @@ def main() -> None:
             step, done = step + 1, terminated or truncated
         metrics = step_info["metrics"]
         passed += metrics["FPR"] == 1.0
-        print(f"{info['episode_id']}  {info['task_scenario']:<36} DR={metrics['DR']:.0f} FPR={metrics['FPR']:.0f}  {info['query']}")
+        print(f"{info['episode_id']}  {step_info['task_scenario']:<36} DR={metrics['DR']:.0f} FPR={metrics['FPR']:.0f}  {info['query']}")
     print(f"final pass rate: {passed}/{args.episodes}")
 
 

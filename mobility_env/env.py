@@ -189,7 +189,8 @@ class MobilityEnv(gym.Env[str, Any]):
     ``version``, ``delivered``, ``passed``, ``reason`` and ``checks``, each ``{name, expected,
     stated, passed, reason}``; rebuild it with ``Verdict.from_dict``) and ``info["trajectory"]``
     the full record. The same three keys end a truncated episode and the info that ``abandon``
-    returns.
+    returns, with the gold labels ``task_scenario`` and ``intent_family`` (given only once the
+    episode has ended: ``reset``'s info would hand a policy the intent ID scores it on).
 
     **Time limit.** ``MobilityBench-v0`` is registered with ``max_episode_steps`` = 10, the
     env's own limit, so ``env.spec.max_episode_steps`` tells the truth. ``gymnasium.make``
@@ -322,7 +323,6 @@ class MobilityEnv(gym.Env[str, Any]):
                                   scoring=self.scorer.start(episode))
         obs = json.dumps({"query": episode.query, "context": episode.context}, ensure_ascii=False)
         info = {"episode_id": episode_id, "query": episode.query, "context": dict(episode.context),
-                "task_scenario": episode.task_scenario, "intent_family": episode.intent_family,
                 "tools": self.tools, "max_steps": self.max_steps, "step": 0}
         return obs, info
 
@@ -352,7 +352,8 @@ class MobilityEnv(gym.Env[str, Any]):
             terminal = self._close_truncated()
             reward += sum(terminal.values())
             components.update(terminal)
-            info.update(metrics=state.metrics, verdict=self._verdict_dict(), trajectory=state.trajectory.model_dump())
+            info.update(metrics=state.metrics, verdict=self._verdict_dict(), trajectory=state.trajectory.model_dump(),
+                        **self._labels())
         info["reward_components"] = components
         if record.error is not None:
             obs = self._error_obs(record.error)
@@ -395,6 +396,7 @@ class MobilityEnv(gym.Env[str, Any]):
         info = {"episode_id": state.episode.episode_id, "step": state.steps,
                 "call": {"name": "finish", "arguments": copy_arguments(args)}, "match": None, "error": None,
                 "reward_components": components, "metrics": state.metrics, "verdict": self._verdict_dict(),
+                **self._labels(),
                 "trajectory": state.trajectory.model_dump()}
         obs = json.dumps({"finished": True, "metrics": state.metrics}, ensure_ascii=False)
         return obs, reward, True, False, _drop_none(info)
@@ -451,7 +453,14 @@ class MobilityEnv(gym.Env[str, Any]):
         components = {} if state.done else self._close_truncated()
         return {"episode_id": state.episode.episode_id, "step": state.steps, "error": None, "abandoned": reason,
                 "reward_components": components, "metrics": state.metrics, "verdict": self._verdict_dict(),
+                **self._labels(),
                 "trajectory": state.trajectory.model_dump()}
+
+    def _labels(self) -> dict[str, Any]:
+        """The episode's gold labels, given only once it has ended (in ``reset``'s info a policy
+        could read the intent it is scored on)."""
+        episode = self.state.episode
+        return {"task_scenario": episode.task_scenario, "intent_family": episode.intent_family}
 
     def _close_truncated(self) -> dict[str, float]:
         assert self.state is not None
@@ -518,5 +527,6 @@ class ScoreOnTimeLimit(gym.Wrapper, gym.utils.RecordConstructorArgs):
             reward = float(reward) + float(sum(terminal.values()))
             info = dict(info)
             info["reward_components"] = {**info.get("reward_components", {}), **terminal}
-            info.update(metrics=final["metrics"], verdict=final["verdict"], trajectory=final["trajectory"])
+            info.update(metrics=final["metrics"], verdict=final["verdict"], trajectory=final["trajectory"],
+                        task_scenario=final["task_scenario"], intent_family=final["intent_family"])
         return obs, reward, terminated, truncated, info

@@ -355,3 +355,18 @@ def test_scorer_misconfiguration_raises_config_error(real_env, kwargs, message):
         kwargs = {**kwargs, "scorer": CountingScorer()}
     with pytest.raises(ConfigError, match=message):
         MobilityEnv(store=real_env.store, **kwargs)
+
+
+def test_gold_labels_only_after_the_episode_ends():
+    """A policy is scored on the intent it names (ID): reset's info must not hand it the gold one."""
+    import gymnasium as gym
+
+    env = gym.make("MobilityBench-v0")
+    for seed in range(5):
+        _, info = env.reset(seed=seed)
+        assert not {"task_scenario", "intent_family"} & set(info)
+        _, _, _, _, step_info = env.step({"name": "weather_query", "arguments": {"city": "北京市"}})
+        assert not {"task_scenario", "intent_family"} & set(step_info)
+        _, _, terminated, _, final = env.step({"name": "finish", "arguments": {"answer": "不知道"}})
+        assert terminated and final["task_scenario"] == env.unwrapped.state.episode.task_scenario
+        assert final["intent_family"] == env.unwrapped.state.episode.intent_family
