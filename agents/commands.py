@@ -94,7 +94,8 @@ def add_llm_options(llm: Any) -> None:
     """The model/server options of `run` and `models check` (an argparse parser or group)."""
     llm.add_argument("--model", help="model name (or OPENAI_MODEL; default: the server's only model)")
     llm.add_argument("--base-url", help="OpenAI-compatible endpoint (or OPENAI_BASE_URL)")
-    llm.add_argument("--api-key", help="API key; visible in `ps`: prefer OPENAI_API_KEY, --api-key-env or --api-key-file")
+    llm.add_argument("--api-key",
+                     help="API key; visible in `ps`: prefer OPENAI_API_KEY, --api-key-env or --api-key-file")
     llm.add_argument("--api-key-env", metavar="VAR", help="read the API key from this environment variable")
     llm.add_argument("--api-key-file", type=Path, metavar="PATH", help="read the API key from this file")
     llm.add_argument("--models-file", type=Path, help="TOML file of named model presets")
@@ -110,7 +111,8 @@ def add_llm_options(llm: Any) -> None:
                      help="wall-clock deadline per episode; past it the episode fails as `deadline` (default 1800)")
     llm.add_argument("--tool-choice", choices=("auto", "required", "none"),
                      help="tool_choice sent in native mode (default auto; some servers drop tools without it)")
-    llm.add_argument("--max-retries", type=int, help="retries on 429/5xx/timeouts, with exponential backoff (default 4)")
+    llm.add_argument("--max-retries", type=int,
+                     help="retries on 429/5xx/timeouts, with exponential backoff (default 4)")
     for role in ("planner", "worker", "reporter"):
         llm.add_argument(f"--{role}-model", help=f"model of the Plan-and-Execute {role} (default: --model)")
 
@@ -144,7 +146,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                           "server was down); the new line is appended and readers keep the last one")
     run.add_argument("--limit", type=int, help="run at most this many episodes")
     run.add_argument("--scenario", action="append",
-                     help="only this task scenario (repeatable), e.g. 'Weather Query'; an unknown name lists the valid ones")
+                     help="only this task scenario (repeatable), e.g. 'Weather Query'; an unknown name lists the "
+                          "valid ones")
     run.add_argument("--episode", action="append", help="only this episode id (repeatable)")
     run.add_argument("--samples-per-episode", type=int, default=1, help="samples per episode, for pass^k and RL groups")
     run.add_argument("--seed", type=int, default=0, help="run seed (per-episode seeds derive from it)")
@@ -164,17 +167,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                    description="`mobility-env models check`: one tools request to the server; reports "
                                                "whether it answers with well-formed tool calls.")
     models_sub = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
-    check = models_sub.add_parser("check", help="send one tools request and report whether tool calls work",
-                                  description="Preflight (reachable, key, model), then one chat completion offering the "
-                                              "env's tools for a question that needs one. Exit 0 when the reply calls a "
-                                              "tool with schema-valid arguments, 1 when it does not (the advice says "
-                                              "what to try), 3 when the server is down or refuses.")
+    check = models_sub.add_parser(
+        "check", help="send one tools request and report whether tool calls work",
+        description="Preflight (reachable, key, model), then one chat completion offering the "
+                    "env's tools for a question that needs one. Exit 0 when the reply calls a "
+                    "tool with schema-valid arguments, 1 when it does not (the advice says "
+                    "what to try), 3 when the server is down or refuses.")
     add_llm_options(check)
     check.set_defaults(func=_cmd_models_check)
 
-    export = subparsers.add_parser("export", help="export a run's trajectories to Parquet for RL trainers",
-                                   description="One row per (episode, sample): prompt, turns, per-step rewards, "
-                                               "GRPO group-normalized advantages, metrics, tokens (schema in the README).")
+    export = subparsers.add_parser(
+        "export", help="export a run's trajectories to Parquet for RL trainers",
+        description="One row per (episode, sample): prompt, turns, per-step rewards, "
+                    "GRPO group-normalized advantages, metrics, tokens (schema in the README).")
     export.add_argument("run_dir", type=Path, help="a run directory with results.jsonl and trajectories.jsonl")
     export.add_argument("--out", type=Path, help="output .parquet (default RUN_DIR/trajectories.parquet)")
     export.set_defaults(func=_cmd_export)

@@ -51,7 +51,8 @@ from mobility_env.runfiles import (RESULTS_FILE, TRAJECTORIES_FILE, clean_string
 
 RUN_METADATA_KEY = b"mobility_env.run"
 
-TURN_TYPE = pa.struct([("role", pa.string()), ("content", pa.string()), ("tool_name", pa.string()), ("reward", pa.float64())])
+TURN_TYPE = pa.struct([("role", pa.string()), ("content", pa.string()), ("tool_name", pa.string()),
+                       ("reward", pa.float64())])
 TRAJECTORY_SCHEMA = pa.schema([
     ("episode_id", pa.string()), ("sample_index", pa.int32()), ("task_scenario", pa.string()),
     ("intent_family", pa.string()), ("prompt", pa.string()), ("turns", pa.list_(TURN_TYPE)),
@@ -81,8 +82,9 @@ def _turns_and_prompt(trajectory: dict[str, Any]) -> tuple[list[dict[str, Any]],
     messages = trajectory.get("messages") or []
     prompt = [m for m in messages if m.get("role") in ("system", "user")][:2]
     if not prompt:
-        prompt = [{"role": "user", "content": json.dumps({"query": trajectory.get("query"), "context": trajectory.get("context")},
-                                                         ensure_ascii=False)}]
+        prompt = [{"role": "user",
+                   "content": json.dumps({"query": trajectory.get("query"), "context": trajectory.get("context")},
+                                         ensure_ascii=False)}]
     turns = []
     for step in trajectory.get("steps") or []:
         action = step.get("action")
@@ -90,7 +92,8 @@ def _turns_and_prompt(trajectory: dict[str, Any]) -> tuple[list[dict[str, Any]],
         name = None
         if isinstance(action, dict):
             name = action.get("name") or (action.get("function") or {}).get("name")
-        turns.append({"role": "assistant", "content": text, "tool_name": name, "reward": float(step.get("reward", 0.0))})
+        turns.append({"role": "assistant", "content": text, "tool_name": name,
+                      "reward": float(step.get("reward", 0.0))})
         turns.append({"role": "tool", "content": step.get("observation", ""), "tool_name": name, "reward": 0.0})
     return prompt, turns
 

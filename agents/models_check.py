@@ -90,8 +90,8 @@ def _advice(report: dict[str, Any]) -> str:
 def format_check(report: dict[str, Any]) -> str:
     """The report as a few lines for the console."""
     lines = [f"server      {report['base_url']}", f"model       {report['model']}",
-             f"tool mode   {report['tool_mode']}" + (f" (tool_choice={report['tool_choice']})"
-                                                    if report.get("tool_choice") else ""),
+             f"tool mode   {report['tool_mode']}"
+             + (f" (tool_choice={report['tool_choice']})" if report.get("tool_choice") else ""),
              f"reply       {report.get('seconds', 0):.2f} s, finish_reason={report.get('finish_reason')}"]
     if report.get("failure"):
         lines.append(f"failure     {report['failure']}: {report.get('message', '')}")

@@ -181,7 +181,9 @@ class PlanExecuteAgent(Agent):
         self._served: dict[str, str] = {}  # the model each role's server reported
 
     def preflight(self) -> dict[str, Any]:
-        """One 1-token request per distinct role model; raises ``EndpointError`` if the endpoint cannot serve the run."""
+        """One 1-token request per distinct role model.
+
+        Raises ``EndpointError`` if the endpoint cannot serve the run."""
         return self.client.preflight(ROLES)
 
     # ------------------------------------------------------------------ episode
@@ -250,11 +252,13 @@ class PlanExecuteAgent(Agent):
             if index == 1:
                 announce = f"{render_prompt('worker', language)}\n\n{plan_text}\n\n{announce}"
             self._say(session, "worker", messages, {"role": "user", "content": announce})
+            step_calls: list[str] = []
             for _ in range(self.worker_turns_per_step):
                 reply = self._ask(session, "worker", messages, tools)
                 if not reply.calls:
                     notes.append(worker_note(index, step.step, reply.content))
                     break
+                step_calls += [call.name or "?" for call in reply.calls]
                 for call in reply.calls:
                     if call.name == "finish":
                         content = json.dumps({"error": {"type": "not_allowed", "message":
@@ -271,6 +275,8 @@ class PlanExecuteAgent(Agent):
                         return notes
                 if exhausted:
                     return notes
+            else:  # every turn of the step was a tool call: note what was called, not nothing
+                notes.append(worker_note(index, step.step, f"(no summary; called {', '.join(step_calls)})"))
         return notes
 
     # ------------------------------------------------------------------ reporter
@@ -279,9 +285,10 @@ class PlanExecuteAgent(Agent):
         evidence, has_route = self.evidence(session)
         messages: list[dict[str, Any]] = []
         self._say(session, "reporter", messages, {"role": "system", "content": self.team_prompt(session)})
-        self._say(session, "reporter", messages, {"role": "user", "content": render_prompt("reporter", language) + "\n\n" +
-                  render_prompt("reporter_input", language, plan=", ".join(s.step for s in plan.steps),
-                                evidence=evidence or "-", notes="\n".join(notes) or "-")})
+        self._say(session, "reporter", messages,
+                  {"role": "user", "content": render_prompt("reporter", language) + "\n\n" +
+                   render_prompt("reporter_input", language, plan=", ".join(s.step for s in plan.steps),
+                                 evidence=evidence or "-", notes="\n".join(notes) or "-")})
         reply = self._ask(session, "reporter", messages)
         answer, route_index = report_from_reply(reply)
         return answer, route_index if has_route else None

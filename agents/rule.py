@@ -24,7 +24,8 @@ from . import answers
 from .base import Agent, EpisodeSession
 
 _FILLERS = re.compile(r"小德小德|小德|小布小布|小布|你好|嗯+|呃+|啊|那个|帮我|给我|请|麻烦|一下|查查|查询|看看|看一下|我想|我要|我们|现在|的话|呀|吧|呢|吗|？|\?|。|，|,|！|!")
-_TRAIL = re.compile(r"(怎么走|怎么去|的路线|路线|导航|规划|有多远|多远|多少公里|多久|要多久|距离|的距离|坐公交|坐地铁|开车|驾车|自驾|步行|骑行|骑车|走路|不走高速|走高速|高速优先|高速路优先|少走高速|走低速|少收费|躲避拥堵|避开拥堵|大路优先|应该|几点出发|出发|可以|吗)+$")
+_TRAIL = re.compile(r"(怎么走|怎么去|的路线|路线|导航|规划|有多远|多远|多少公里|多久|要多久|距离|的距离|坐公交|坐地铁|开车|驾车|自驾|步行|骑行|"
+                    r"骑车|走路|不走高速|走高速|高速优先|高速路优先|少走高速|走低速|少收费|躲避拥堵|避开拥堵|大路优先|应该|几点出发|出发|可以|吗)+$")
 
 MODE_CUES = (("bicycling", ("骑行", "骑车", "单车")), ("walking", ("步行", "走路", "走过去")),
              ("transit", ("公交", "地铁", "坐车", "号线", "乘车")), ("driving", ("开车", "驾车", "自驾", "打车")))
@@ -151,7 +152,8 @@ def _places(q: str) -> tuple[str | None, str | None, list[str]]:
     via = re.search(r"(经过|途经|途径|路过)([\u4e00-\u9fa5A-Za-z0-9()（）·]+?)(?=到|去|再|然后|$)", text)
     if via:
         waypoints.append(clean_place(via.group(2)) or via.group(2))
-        text = text[: via.start()] + "到" + text[via.end():] if not re.search(r"(到|去)", text[via.end():]) else text[: via.start()] + text[via.end():]
+        text = (text[: via.start()] + "到" + text[via.end():] if not re.search(r"(到|去)", text[via.end():])
+                else text[: via.start()] + text[via.end():])
     hops = re.search(r"^(?:从)?(.+?)(?:到|去)(.+?)(?:再到|再去|然后到|然后去)(.+)$", text)
     if hops:
         waypoints.append(clean_place(hops.group(2)) or hops.group(2))
@@ -236,9 +238,10 @@ class RuleAgent(Agent):
                 response = self._call(session, "search_around_poi",
                                       {"location": center, "keywords": parse.keyword})
                 answer = answers.describe_nearby(response)
-            slots, plan = {"center": parse.center or "current_location", "keyword": parse.keyword}, ["locate", "nearby search"]
+            slots = {"center": parse.center or "current_location", "keyword": parse.keyword}
+            plan = ["locate", "nearby search"]
         elif parse.destination and parse.scenario not in ("POI Query", "Weather Query", "Traffic Info Query",
-                                                              "Geolocation Query", "Nearby Query"):
+                                                          "Geolocation Query", "Nearby Query"):
             answer, route_index, slots, plan = self._route(session, parse, here)
         else:
             keyword = parse.keyword or session.query
@@ -252,10 +255,12 @@ class RuleAgent(Agent):
         if day and parse.scenario in ("Weather Query", "Arrival/Departure Time Query"):
             slots["time"] = day.group(0)
         if not session.done:
-            session.finish(answer, intent=parse.scenario, slots={k: v for k, v in slots.items() if v not in (None, "", [])},
+            session.finish(answer, intent=parse.scenario,
+                           slots={k: v for k, v in slots.items() if v not in (None, "", [])},
                            plan=plan, route_index=route_index)
 
-    def _route(self, session: EpisodeSession, parse: Parse, here: str) -> tuple[str, int | None, dict[str, Any], list[str]]:
+    def _route(self, session: EpisodeSession, parse: Parse,
+               here: str) -> tuple[str, int | None, dict[str, Any], list[str]]:
         origin = self._lookup(session, parse.origin) if parse.origin else here
         waypoints = [w for w in (self._lookup(session, name) for name in parse.waypoints) if w]
         destination = self._lookup(session, parse.destination) if parse.destination else None

@@ -326,7 +326,8 @@ class RunWriter:
         self._tool_use_verdict = "none"
         message = (f"the first {NO_TOOL_CALL_EPISODES} episodes offered tools made no tool call: the server may drop "
                    "`tools` (llama.cpp without a function-calling chat format, vLLM without --enable-auto-tool-choice) "
-                   "or the model ignores them; check with `mobility-env models check`, or try --tool-mode json")
+                   "or the model ignores them (in json mode: it does not write the JSON action protocol); check "
+                   "with `mobility-env models check`")
         if self._log:
             self._log(f"warning: {message}")
         run_file = self._results_path.parent / RUN_FILE

@@ -76,7 +76,8 @@ class Fuzzer:
         rng = self.rng
         pick = rng.random()
         if pick < 0.3:
-            return "".join(chr(rng.choice((rng.randint(32, 126), rng.randint(0x4E00, 0x9FFF), rng.randint(1, 0x10FFFF))))
+            return "".join(chr(rng.choice((rng.randint(32, 126), rng.randint(0x4E00, 0x9FFF),
+                                           rng.randint(1, 0x10FFFF))))
                            for _ in range(rng.randint(0, 12)))
         if pick < 0.5:
             return rng.choice(SURROGATES)
@@ -112,7 +113,8 @@ class Fuzzer:
     def gold_mutated(self, env: Any) -> dict[str, Any]:
         action = self.gold(env)
         arguments = action["arguments"]
-        key = self.rng.choice(list(arguments) or ["extra"]) if self.rng.random() < 0.8 else self.rng.choice(self.arg_names)
+        key = (self.rng.choice(list(arguments) or ["extra"]) if self.rng.random() < 0.8
+               else self.rng.choice(self.arg_names))
         arguments[key] = self.value()
         return action
 
@@ -130,9 +132,11 @@ class Fuzzer:
             depth = rng.choice((17, 990, 5_000))
             return '{"name": "%s", "arguments": {"%s": %s}}' % (tool, name, "[" * depth + "]" * depth)
         if kind == 2:
-            return '{"name": "%s", "arguments": {"%s": %s}}' % (tool, name, rng.choice(("NaN", "Infinity", "-Infinity", "1e400")))
+            return '{"name": "%s", "arguments": {"%s": %s}}' % (
+                tool, name, rng.choice(("NaN", "Infinity", "-Infinity", "1e400")))
         if kind == 3:
-            return rng.choice(("{not json", '{"name": "query_poi", "arguments": {', "", "[1, 2]", "null", '"x"', "\ud800"))
+            return rng.choice(("{not json", '{"name": "query_poi", "arguments": {', "", "[1, 2]", "null", '"x"',
+                               "\ud800"))
         action = self.gold_mutated(env) if rng.random() < 0.5 else self.space.sample()
         try:  # ensure_ascii escapes lone surrogates: valid JSON grammar, invalid Unicode
             return json.dumps(action, ensure_ascii=rng.random() < 0.5)
@@ -250,8 +254,10 @@ def main() -> None:
     def checkpoint(done: int) -> None:
         memory, caches = memory_kib(), text_caches()
         rows.append({"actions": done, "seconds": round(time.perf_counter() - started, 1),
-                     "rss_mib": round(memory.get("rss_kib", 0) / 1024, 1), "anon_mib": round(memory.get("anon_kib", 0) / 1024, 1),
-                     "cache_entries": sum(n for n, _ in caches.values()), "cache_capacity": sum(m for _, m in caches.values()),
+                     "rss_mib": round(memory.get("rss_kib", 0) / 1024, 1),
+                     "anon_mib": round(memory.get("anon_kib", 0) / 1024, 1),
+                     "cache_entries": sum(n for n, _ in caches.values()),
+                     "cache_capacity": sum(m for _, m in caches.values()),
                      "caches": caches, "exceptions": sum(exceptions.values())})
 
     checkpoint(0)
@@ -289,13 +295,15 @@ def main() -> None:
     for row in rows:
         print(f"{row['actions']:>10,} {row['seconds']:>8} {row['rss_mib']:>8} {row['anon_mib']:>9} "
               f"{row['cache_entries']:>30,} {row['exceptions']:>10}")
-    print(f"\nactions {args.n:,} in {elapsed:.0f} s ({args.n / elapsed:,.0f}/s); exceptions {sum(exceptions.values())}; "
+    print(f"\nactions {args.n:,} in {elapsed:.0f} s ({args.n / elapsed:,.0f}/s); "
+          f"exceptions {sum(exceptions.values())}; "
           f"contract violations {sum(violations.values())}")
     print(f"RSS MiB start / peak / end: {rss[0]} / {max(rss)} / {rss[-1]}  (after the first checkpoint: "
           f"{rows[1]['rss_mib'] if len(rows) > 1 else rss[0]} / {max(rss[1:] or rss)} / {rss[-1]})")
     for failure in first_failures:
         print(failure)
-    emit({"benchmark": "fuzz_step", "n": args.n, "seed": args.seed, "env": "direct" if args.direct else "gymnasium.make",
+    emit({"benchmark": "fuzz_step", "n": args.n, "seed": args.seed,
+          "env": "direct" if args.direct else "gymnasium.make",
           "seconds": round(elapsed, 1), "actions_per_s": round(args.n / elapsed), "exceptions": dict(exceptions),
           "violations": dict(violations), "categories": dict(categories), "error_types": dict(errors),
           "rss_mib": {"start": rss[0], "peak": max(rss), "end": rss[-1]}, "checkpoints": rows, "machine": machine()},

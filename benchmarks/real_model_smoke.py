@@ -393,8 +393,8 @@ def format_table(summaries: list[dict[str, Any]]) -> str:
     row("episodes completed / N", [f"{s['completed']}/{s['episodes_planned']}" for s in summaries])
     row("results written", [s["episodes"] for s in summaries])
     row("failure kinds", [", ".join(f"{k}={v}" for k, v in s["failure_kinds"].items()) or "-" for s in summaries])
-    row("episodes with >=1 model tool call", [f"{s['episodes_with_model_tool_call']}/{s['episodes']}"
-                                                for s in summaries])
+    row("episodes with >=1 model tool call",
+        [f"{s['episodes_with_model_tool_call']}/{s['episodes']}" for s in summaries])
     row("model tool calls (valid/all)", [f"{s['model_tool_calls_valid']}/{s['model_tool_calls']}" for s in summaries])
     row("tool-call validity", [s["tool_call_validity"] for s in summaries])
     row("invalid call kinds", [", ".join(f"{k}={v}" for k, v in s["invalid_call_kinds"].items()) or "-"

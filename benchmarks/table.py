@@ -41,33 +41,42 @@ def rows(result: dict[str, Any]) -> list[tuple[str, list[str]]]:
              if _get(r, "build") else "—"),
         line("generate + build (s)", lambda r: f"{r['build']['generate_and_build_s']:.1f}"),
         line("… of which replay index (s)", lambda r: f"{r['build']['replay_index_s']:.1f}"),
-        line("on disk: Parquet / all files (MiB)", lambda r: f"{r['build']['parquet_mib']:.0f} / {r['build']['total_mib']:.0f}"),
-        line("cold open: `Sandbox.open` + first lookups (ms)", lambda r: f"{r['open']['sandbox_open_total_s'] * 1000:.0f}"),
-        line("fresh process: `MobilityEnv(dir)` + reset + step (ms)", lambda r: f"{r['open']['env_open_reset_step_s'] * 1000:.0f}"),
+        line("on disk: Parquet / all files (MiB)",
+             lambda r: f"{r['build']['parquet_mib']:.0f} / {r['build']['total_mib']:.0f}"),
+        line("cold open: `Sandbox.open` + first lookups (ms)",
+             lambda r: f"{r['open']['sandbox_open_total_s'] * 1000:.0f}"),
+        line("fresh process: `MobilityEnv(dir)` + reset + step (ms)",
+             lambda r: f"{r['open']['env_open_reset_step_s'] * 1000:.0f}"),
         line("`reset` p50 / p99 (µs)", lambda r: _us(r["step"]["reset"]["compact"])),
     ]
     for fmt in ("compact", "raw"):
         for match in ("exact", "fuzzy", "nearest", "miss"):
-            out.append(line(f"`step` {match}, {fmt}: p50 / p99 (µs)", lambda r, f=fmt, m=match: _us(r["step"]["step"][f][m])))
-        out.append(line(f"… floor (exact), {fmt}: p50 / p99 (µs)", lambda r, f=fmt: _us(r["step"]["floor"][f]["exact"])))
+            out.append(line(f"`step` {match}, {fmt}: p50 / p99 (µs)",
+                            lambda r, f=fmt, m=match: _us(r["step"]["step"][f][m])))
+        out.append(line(f"… floor (exact), {fmt}: p50 / p99 (µs)",
+                        lambda r, f=fmt: _us(r["step"]["floor"][f]["exact"])))
         out.append(line(f"… exact overhead over the floor, {fmt}: p50 (µs)",
                         lambda r, f=fmt: f"{r['step']['overhead_us'][f]['exact']['p50']:.0f}"))
     out += [
-        line("route call as the agent sees it (exact, compact) p50 / p99 (µs)", lambda r: _us(r["step"]["step"]["compact"]["exact_route"])),
+        line("route call as the agent sees it (exact, compact) p50 / p99 (µs)",
+             lambda r: _us(r["step"]["step"]["compact"]["exact_route"])),
         line("global `lookup` exact p50 / p99 (µs)", lambda r: _us(r["step"]["lookup_global"]["exact"])),
         line("global `lookup` fuzzy name p50 / p99 (µs)", lambda r: _us(r["step"]["lookup_global"]["fuzzy"])),
         line("global `lookup` nearest coordinate p50 / p99 (µs)", lambda r: _us(r["step"]["lookup_global"]["nearest"])),
         line("global `lookup` miss p50 / p99 (µs)", lambda r: _us(r["step"]["lookup_global"]["miss"])),
         line("oracle episodes/s (one core)", lambda r: f"{r['episodes']['oracle']['episodes_per_s']:.0f}"),
-        line("scoring episodes/s (`compute_metrics`, gold trajectories)", lambda r: f"{r['episodes']['scoring']['episodes_per_s']:.0f}"),
+        line("scoring episodes/s (`compute_metrics`, gold trajectories)",
+             lambda r: f"{r['episodes']['scoring']['episodes_per_s']:.0f}"),
         line("one process after open + 1,000 lookups: RSS / USS (MiB)",
              lambda r: f"{r['memory']['processes']['summary']['one_process_rss_mib']:.0f} / "
                        f"{r['memory']['processes']['summary']['one_process_uss_mib']:.0f}"),
-        line("… of which Python + imports, USS (MiB)", lambda r: f"{r['memory']['processes']['summary']['import_uss_mib']:.0f}"),
+        line("… of which Python + imports, USS (MiB)",
+             lambda r: f"{r['memory']['processes']['summary']['import_uss_mib']:.0f}"),
         line("each additional process: private heap (anon) (MiB)",
              lambda r: " / ".join(f"{x:.0f}" for x in r["memory"]["processes"]["summary"]["extra_process_anon_mib"])),
         line("… of which data (anon after − anon after import) (MiB)",
-             lambda r: " / ".join(f"{x:.0f}" for x in r["memory"]["processes"]["summary"]["extra_process_anon_data_mib"])),
+             lambda r: " / ".join(f"{x:.0f}"
+                                  for x in r["memory"]["processes"]["summary"]["extra_process_anon_data_mib"])),
         line("each Ray actor (`RolloutWorker`): anon, bare actor → after 300 episodes (MiB)",
              lambda r: f"{r['memory']['ray']['summary']['bare_actor_anon_mib'][0]:.0f} → "
                        + " / ".join(f"{x:.0f}" for x in r["memory"]["ray"]["summary"]["worker_anon_mib"])),

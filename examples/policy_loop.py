@@ -20,7 +20,8 @@ import mobility_env  # noqa: F401  (registers MobilityBench-v0)
 def naive_policy(query: str, context: dict, last_observation: dict | None, step: int) -> dict:
     if step == 0:
         place = query.replace("去", "").replace("怎么走", "").strip("？?。 ")
-        return {"name": "query_poi", "arguments": {"keywords": place or query, **({"city": context["city"]} if context.get("city") else {})}}
+        return {"name": "query_poi",
+                "arguments": {"keywords": place or query, **({"city": context["city"]} if context.get("city") else {})}}
     if step == 1 and last_observation and last_observation.get("location") and context.get("user_current_location"):
         return {"name": "driving_route", "arguments": {"origin": context["user_current_location"],
                                                        "destination": last_observation["location"]}}
@@ -28,7 +29,8 @@ def naive_policy(query: str, context: dict, last_observation: dict | None, step:
     if paths:
         first = paths[0]
         answer = f"全程{first['distance_m'] / 1000:.1f}公里，预计{round(first['duration_s'] / 60)}分钟。"
-        return {"name": "finish", "arguments": {"answer": answer, "route_index": 0, "intent": "Point-to-Point Planning"}}
+        return {"name": "finish",
+                "arguments": {"answer": answer, "route_index": 0, "intent": "Point-to-Point Planning"}}
     return {"name": "finish", "arguments": {"answer": "抱歉，没有找到。"}}
 
 
@@ -49,7 +51,8 @@ def main() -> None:
             step, done = step + 1, terminated or truncated
         metrics = step_info["metrics"]
         passed += metrics["FPR"] == 1.0
-        print(f"{info['episode_id']}  {step_info['task_scenario']:<36} DR={metrics['DR']:.0f} FPR={metrics['FPR']:.0f}  {info['query']}")
+        print(f"{info['episode_id']}  {step_info['task_scenario']:<36} "
+              f"DR={metrics['DR']:.0f} FPR={metrics['FPR']:.0f}  {info['query']}")
     print(f"final pass rate: {passed}/{args.episodes}")
 
 

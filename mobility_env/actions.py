@@ -95,7 +95,8 @@ class ActionLimits:
         if len(text) > self.max_number_digits:
             digits = sum(ch.isdigit() for ch in text)
             if digits > self.max_number_digits:
-                raise _Refused(f"a number of {digits:,} digits; the limit is max_number_digits={self.max_number_digits}")
+                raise _Refused(f"a number of {digits:,} digits; "
+                               f"the limit is max_number_digits={self.max_number_digits}")
 
     def loads(self, text: str) -> Any:
         """``json.loads`` that checks number literals before converting them (raises ``_Refused``)."""
@@ -147,7 +148,8 @@ class _BoundedCopy:
     def _string(self, text: str) -> None:
         size = len(text)
         if size > self.limits.max_string_chars:
-            raise _Refused(f"a string of {size:,} characters; the limit is max_string_chars={self.limits.max_string_chars}")
+            raise _Refused(f"a string of {size:,} characters; "
+                           f"the limit is max_string_chars={self.limits.max_string_chars}")
         if not text.isascii():
             try:
                 text.encode("utf-8")
@@ -271,14 +273,16 @@ def parse_action(action: Any, limits: ActionLimits | None = None) -> ParsedActio
     budget = limits.max_action_chars
     if isinstance(action, (bytes, bytearray)):
         if len(action) > 4 * limits.max_action_chars:
-            return _error("invalid_json", f"action is {len(action):,} bytes; the limit is {limits.max_action_chars:,} characters")
+            return _error("invalid_json",
+                          f"action is {len(action):,} bytes; the limit is {limits.max_action_chars:,} characters")
         try:
             action = action.decode("utf-8")
         except UnicodeDecodeError:
             return _error("invalid_json", "action bytes are not UTF-8")
     if isinstance(action, str):
         if len(action) > limits.max_action_chars:
-            return _error("invalid_json", f"action is {len(action):,} characters; the limit is {limits.max_action_chars:,}")
+            return _error("invalid_json",
+                          f"action is {len(action):,} characters; the limit is {limits.max_action_chars:,}")
         parsed = _loads(action, limits, "action")
         if isinstance(parsed, ParsedAction):
             return parsed

@@ -194,7 +194,8 @@ def build_directory(episodes: Iterable[Episode], out_dir: str | os.PathLike, *, 
             sandbox_buf.flush()
         except UnicodeEncodeError as exc:  # raised when a batch is written; load_episodes rejects such rows itself
             raise CorruptDataError(out, f"an episode holds text that is not valid UTF-8 ({exc}); load the source with "
-                                        f"load_episodes, which rejects such rows with their file, row and column") from exc
+                                        f"load_episodes, which rejects such rows with their file, row and "
+                                        f"column") from exc
     except BaseException:
         episodes_buf.close()
         sandbox_buf.close()

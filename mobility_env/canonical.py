@@ -129,7 +129,8 @@ def _canonical_point_text(value: str) -> tuple[str, tuple[float, float] | None]:
     if point is None:
         return "", None
     lng, lat = point
-    return f"{lng:.{COORD_DECIMALS}f},{lat:.{COORD_DECIMALS}f}", (round(lng, COORD_DECIMALS), round(lat, COORD_DECIMALS))
+    return (f"{lng:.{COORD_DECIMALS}f},{lat:.{COORD_DECIMALS}f}",
+            (round(lng, COORD_DECIMALS), round(lat, COORD_DECIMALS)))
 
 
 def _coordinate_text(lng: Any, lat: Any) -> str:

@@ -19,7 +19,8 @@ from .errors import MobilityEnvError
 from .literal import MAX_CELL_BYTES, MAX_DEPTH
 
 # Modules that contribute subcommands; each exposes register(subparsers).
-COMMAND_MODULES = ("mobility_env.cli", "mobility_env.synth.commands", "mobility_agents.commands", "mobility_rewards.commands")
+COMMAND_MODULES = ("mobility_env.cli", "mobility_env.synth.commands", "mobility_agents.commands",
+                   "mobility_rewards.commands")
 
 
 def _positive_int(text: str) -> int:
@@ -67,9 +68,10 @@ def _cmd_tools(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    build = subparsers.add_parser("build", help="compile an official CSV/XLSX/JSONL (or Parquet) into a built directory",
-                                  description="Load episodes (reporting repaired and rejected rows) and write "
-                                              "DIR/episodes.parquet, DIR/sandbox.parquet and DIR/manifest.json.")
+    build = subparsers.add_parser(
+        "build", help="compile an official CSV/XLSX/JSONL (or Parquet) into a built directory",
+        description="Load episodes (reporting repaired and rejected rows) and write "
+                    "DIR/episodes.parquet, DIR/sandbox.parquet and DIR/manifest.json.")
     build.add_argument("src", type=Path, help="official .csv/.xlsx/.jsonl file, episodes .parquet, or built directory")
     build.add_argument("--out", type=Path, required=True, help="output directory")
     build.add_argument("--strict", action="store_true", help="fail on the first unusable row instead of reporting it")
@@ -81,10 +83,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="reject a row over this many bytes (default twice --max-cell-bytes)")
     build.set_defaults(func=_cmd_build)
 
-    index = subparsers.add_parser("index", help="write the replay index and record every file's size and checksum in "
-                                                "manifest.json",
-                                  description="`build` and `synth` write it already; use this on a directory built by an "
-                                              "older version, after a DerivedFileWarning, or after a FormatVersionWarning.")
+    index = subparsers.add_parser(
+        "index", help="write the replay index and record every file's size and checksum in "
+                      "manifest.json",
+        description="`build` and `synth` write it already; use this on a directory built by an "
+                    "older version, after a DerivedFileWarning, or after a FormatVersionWarning.")
     index.add_argument("dir", type=Path, help="a built directory")
     index.add_argument("--accept-changed-parquet", action="store_true",
                        help="index Parquet files that no longer match manifest.json (you changed them on purpose)")

@@ -371,7 +371,8 @@ class MobilityEnv(gym.Env[str, Any]):
         errors = validate_call(parsed.name, parsed.arguments)
         if errors:
             return CallRecord(step=state.steps, name=name, arguments=parsed.arguments,
-                              error={"type": "schema_error", "message": f"{parsed.name}: " + "; ".join(str(e) for e in errors)},
+                              error={"type": "schema_error",
+                                     "message": f"{parsed.name}: " + "; ".join(str(e) for e in errors)},
                               schema_errors=[{"field": e.field, "rule": e.rule, "message": e.message} for e in errors])
         result = self.sandbox.lookup(parsed.name, parsed.arguments, state.episode.episode_id)
         if not result.hit:
@@ -424,8 +425,9 @@ class MobilityEnv(gym.Env[str, Any]):
     def _step_info(self, record: CallRecord) -> dict[str, Any]:
         state = self.state
         assert state is not None
-        call = None if record.name is None or record.error and record.error["type"] in ("invalid_json", "invalid_action") \
-            else {"name": record.name, "arguments": copy_arguments(record.arguments)}
+        call = (None if record.name is None
+                or record.error and record.error["type"] in ("invalid_json", "invalid_action")
+                else {"name": record.name, "arguments": copy_arguments(record.arguments)})
         return {"episode_id": state.episode.episode_id, "step": state.steps, "call": call, "match": record.match,
                 "scope": record.scope, "distance_m": record.distance_m, "score": record.score, "error": record.error}
 
@@ -477,7 +479,8 @@ class MobilityEnv(gym.Env[str, Any]):
         lines = [f"[{s.episode.episode_id}] {s.episode.query}"]
         for call in s.trajectory.calls:
             status = call.error["type"] if call.error else call.match
-            lines.append(f"  {call.step}. {call.name}({json.dumps(call.arguments, ensure_ascii=False, default=str)[:120]}) -> {status}")
+            lines.append(f"  {call.step}. {call.name}("
+                         f"{json.dumps(call.arguments, ensure_ascii=False, default=str)[:120]}) -> {status}")
         if s.trajectory.finish is not None:
             lines.append(f"  finish: {s.trajectory.finish.answer[:200]}")
         if s.metrics is not None:

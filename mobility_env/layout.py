@@ -96,6 +96,8 @@ SANDBOX_SCHEMA = pa.schema([
     ("truncated", pa.bool_()),
     ("valid", pa.bool_()),             # recorded arguments pass the tool schema
 ])
+
+
 # --------------------------------------------------------------------------- manifest and checks
 class UnverifiedDataWarning(UserWarning):
     """A built directory's manifest records no checksums (written before they existed)."""
@@ -161,7 +163,8 @@ def read_manifest(directory: str | os.PathLike) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
-        raise CorruptDataError(path, f"cannot read the manifest ({exc}); {_MANIFEST_FIX.format(dir=directory)}") from exc
+        raise CorruptDataError(path,
+                               f"cannot read the manifest ({exc}); {_MANIFEST_FIX.format(dir=directory)}") from exc
     try:
         manifest = json.loads(text)
     except ValueError as exc:
@@ -186,7 +189,8 @@ def write_manifest(directory: str | os.PathLike, manifest: dict[str, Any]) -> Pa
 
 def _entry_problem(directory: Path, name: str, entry: Any) -> str | None:
     """What is wrong with one listed file (``missing``, sizes, checksums), or None when it matches."""
-    if not isinstance(entry, dict) or not isinstance(entry.get("bytes"), int) or not isinstance(entry.get(CHECKSUM), str):
+    if (not isinstance(entry, dict) or not isinstance(entry.get("bytes"), int)
+            or not isinstance(entry.get(CHECKSUM), str)):
         return f"the manifest entry is malformed ({entry!r:.80})"
     path = directory / name
     try:
@@ -256,8 +260,9 @@ def check_built_directory(directory: str | os.PathLike) -> DirectoryCheck:
     files = manifest.get("files") if manifest is not None else None
     if not isinstance(files, dict):
         warn_once(directory, UnverifiedDataWarning,
-                   f"{directory}: {MANIFEST_FILE} records no checksums (written by an older mobility-env); its files are "
-                   f"used unverified. Run `mobility-env index {directory}` once to check them from now on.")
+                  f"{directory}: {MANIFEST_FILE} records no checksums (written by an older mobility-env); "
+                  f"its files are used unverified. "
+                  f"Run `mobility-env index {directory}` once to check them from now on.")
         return DirectoryCheck(directory, verified=False)
     for name in SOURCE_FILES:
         if name not in files:
@@ -312,9 +317,10 @@ def record_files(directory: str | os.PathLike, *, accept_changed_parquet: bool =
         for name in SOURCE_FILES:
             problem = _entry_problem(directory, name, files.get(name))
             if problem is not None:
-                raise CorruptDataError(directory / name, f"does not match {MANIFEST_FILE}: {problem}; the derived files "
-                                                         f"are not rewritten from it (rebuild the directory with "
-                                                         f"`mobility-env build SRC --out {directory}`)")
+                raise CorruptDataError(directory / name,
+                                       f"does not match {MANIFEST_FILE}: {problem}; the derived files "
+                                       f"are not rewritten from it (rebuild the directory with "
+                                       f"`mobility-env build SRC --out {directory}`)")
     listed: dict[str, Any] = {}
     for path in sorted(_directory_files(directory)):
         listed[path.relative_to(directory).as_posix()] = file_entry(path)

@@ -193,7 +193,8 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAMES = {"True": True, "False": False, "None": None}
 # tails that a cut can leave: a sign, part of a number, of True/False/None, of a string prefix
 # or of an enum repr. Text ending in one of these is incomplete, not garbled.
-_PARTIAL_TAIL = re.compile(r"[+-]?[ \t\f\r\n]*(?:[0-9][0-9_]*\.?[0-9_]*(?:[eE][+-]?[0-9_]*)?|\.[0-9_]*(?:[eE][+-]?[0-9_]*)?"
+_PARTIAL_TAIL = re.compile(r"[+-]?[ \t\f\r\n]*(?:[0-9][0-9_]*\.?[0-9_]*(?:[eE][+-]?[0-9_]*)?"
+                           r"|\.[0-9_]*(?:[eE][+-]?[0-9_]*)?"
                            r"|0[xXoObB][0-9a-fA-F_]*)?"
                            r"|T(?:r(?:ue?)?)?|F(?:a(?:l(?:se?)?)?)?|N(?:o(?:ne?)?)?|[bBrRuU]|[bB][rR]|[rR][bB]"
                            r"|<(?:[A-Za-z_][A-Za-z0-9_]*(?:\.(?:[A-Za-z_][A-Za-z0-9_]*(?::(?: -?[0-9]*)?)?)?)?)?")

@@ -89,7 +89,8 @@ class LoadReport:
             self.repairs_by_kind[repair.kind] = self.repairs_by_kind.get(repair.kind, 0) + 1
 
     def summary(self) -> str:
-        text = f"{self.loaded} loaded ({self.repaired} repaired), {len(self.rejected)} rejected from {Path(self.path).name}"
+        text = (f"{self.loaded} loaded ({self.repaired} repaired), "
+                f"{len(self.rejected)} rejected from {Path(self.path).name}")
         if self.repairs_by_kind:
             text += "; notes: " + ", ".join(f"{k}={v}" for k, v in sorted(self.repairs_by_kind.items()))
         return text
@@ -392,7 +393,8 @@ def _rows_to_episodes(path: Path, rows: Iterable[tuple[int, Any]], strict: bool,
         if episode.episode_id in seen:  # identical rows: keep both, ids stay stable by order
             seen[episode.episode_id] += 1
             new_id = f"{episode.episode_id}-{seen[episode.episode_id]}"
-            episode.repairs.append(Repair(column="", kind="duplicate_row", detail=f"same content as an earlier row; id {new_id}"))
+            episode.repairs.append(Repair(column="", kind="duplicate_row",
+                                          detail=f"same content as an earlier row; id {new_id}"))
             episode.episode_id = new_id
         else:
             seen[episode.episode_id] = 1
@@ -494,7 +496,8 @@ def load_episodes(path: str | os.PathLike, *, strict: bool = False, max_cell_byt
     """
     try:
         limits = LoadLimits(max_cell_bytes=max_cell_bytes, max_depth=max_depth,
-                            max_row_bytes=ROW_BYTES_PER_CELL * max_cell_bytes if max_row_bytes is None else max_row_bytes)
+                            max_row_bytes=(ROW_BYTES_PER_CELL * max_cell_bytes if max_row_bytes is None
+                                           else max_row_bytes))
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"invalid load limits: {exc}") from exc
     path = Path(path)
@@ -506,12 +509,14 @@ def load_episodes(path: str | os.PathLike, *, strict: bool = False, max_cell_byt
         raise DataFileError(path, "no such file or directory")
     if is_dir:
         if not (path / EPISODES_FILE).exists():
-            raise DataFileError(path, f"not a built directory: no {EPISODES_FILE} (build one with `mobility-env build SRC --out DIR`)")
+            raise DataFileError(path, f"not a built directory: no {EPISODES_FILE} "
+                                      f"(build one with `mobility-env build SRC --out DIR`)")
         return episodes_from_parquet(path)
     suffix = path.suffix.lower()
     if suffix == ".parquet":
         return episodes_from_parquet(path)
     readers = {".csv": _read_csv, ".jsonl": _read_jsonl, ".xlsx": _read_xlsx}
     if suffix not in readers:
-        raise DataFileError(path, f"unsupported file type {suffix!r}; expected one of {', '.join(SUPPORTED_SUFFIXES)} or a built directory")
+        raise DataFileError(path, f"unsupported file type {suffix!r}; "
+                                  f"expected one of {', '.join(SUPPORTED_SUFFIXES)} or a built directory")
     return _rows_to_episodes(path, readers[suffix](path, limits), strict, limits)

@@ -71,7 +71,8 @@ def _main_roads(steps: list[dict[str, Any]]) -> list[str]:
 
 def _compact_path(index: int, path: dict[str, Any]) -> dict[str, Any]:
     cost = path.get("cost") or {}
-    item = {"index": index, "distance_m": _num(path.get("distance")), "duration_s": _num(cost.get("duration", path.get("duration")))}
+    item = {"index": index, "distance_m": _num(path.get("distance")),
+            "duration_s": _num(cost.get("duration", path.get("duration")))}
     for key in ("tolls", "toll_distance", "traffic_lights"):
         if key in cost:
             item[key] = _num(cost[key])
@@ -143,9 +144,12 @@ def compact_geocode(response: Any) -> Any:
         return _drop_empty(data)
     comp = regeo.get("addressComponent") or {}
     out: dict[str, Any] = {"formatted_address": regeo.get("formatted_address")}
-    out.update({k: comp[k] for k in ("province", "city", "district", "township") if isinstance(comp.get(k), str) and comp[k]})
-    out["roads"] = [{"name": r.get("name"), "distance_m": _num(r.get("distance"))} for r in (regeo.get("roads") or [])[:3]]
-    out["pois"] = [{"name": p.get("name"), "distance_m": _num(p.get("distance"))} for p in (regeo.get("pois") or [])[:5]]
+    out.update({k: comp[k] for k in ("province", "city", "district", "township")
+                if isinstance(comp.get(k), str) and comp[k]})
+    out["roads"] = [{"name": r.get("name"), "distance_m": _num(r.get("distance"))}
+                    for r in (regeo.get("roads") or [])[:3]]
+    out["pois"] = [{"name": p.get("name"), "distance_m": _num(p.get("distance"))}
+                   for p in (regeo.get("pois") or [])[:5]]
     return out
 
 
@@ -169,7 +173,8 @@ def compact_traffic(response: Any) -> Any:
 
 def _drop_empty(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _drop_empty(v) for k, v in value.items() if v not in (None, "", [], {}) and k not in ("polyline", "id")}
+        return {k: _drop_empty(v) for k, v in value.items()
+                if v not in (None, "", [], {}) and k not in ("polyline", "id")}
     if isinstance(value, list):
         return [_drop_empty(v) for v in value[:MAX_LIST_ITEMS]]
     return value

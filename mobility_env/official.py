@@ -110,7 +110,8 @@ def _parse(value: Any, column: str, repairs: list[Repair], fail: Callable[[str, 
 
 
 def _is_missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and value != value) or (isinstance(value, str) and not value.strip())
+    return (value is None or (isinstance(value, float) and value != value)
+            or (isinstance(value, str) and not value.strip()))
 
 
 # ---------------------------------------------------------------- excluded transit lines
@@ -125,7 +126,8 @@ _CN_DIGITS = "〇零一二两三四五六七八九十百"
 _NUMBERED = re.compile(rf"(?:轨道交通|轨交|城轨)?{_NAME_CHAR}{{0,6}}?(?:\d+|[{_CN_DIGITS}]+)"
                        r"(?P<suffix>号线|快线|支线|路线|线|路)")
 _NAMED = re.compile(rf"{_NAME_CHAR}{{1,8}}?(?:快轨|磁悬浮|线)")
-_EN_NUMBERED = re.compile(r"(?P<kind>(?:(?:metro|subway|underground)\s*)?lines?|bus(?:es)?|routes?)\s*(?:no\.?\s*|#\s*)?"
+_EN_NUMBERED = re.compile(r"(?P<kind>(?:(?:metro|subway|underground)\s*)?lines?|bus(?:es)?|routes?)"
+                          r"\s*(?:no\.?\s*|#\s*)?"
                           r"(?P<number>\d+)\b", re.IGNORECASE)
 _EN_NAMED = re.compile(r"[A-Z][a-z]+\s+[Ll]ine\b")
 _EN_KIND = re.compile(r"(?:(?:metro|subway|underground)\s*)?lines?\b|bus(?:es)?\b|routes?\b|metro\b|subway\b",
@@ -344,7 +346,8 @@ def derive_gold_slots(scenario: str, fields: dict[str, Any], gold_calls: list[To
         if fields.get("time"):
             slots["time"] = fields["time"]
     elif scenario == "Traffic Info Query":
-        slots["road"] = fields.get("road") or (calls_by_name.get("traffic_status") or ToolCall(name="")).arguments.get("name")
+        slots["road"] = (fields.get("road")
+                         or (calls_by_name.get("traffic_status") or ToolCall(name="")).arguments.get("name"))
     else:  # route scenarios
         slots["origin"] = fields.get("query_start_poi") or "current_location"
         if fields.get("query_end_poi"):
@@ -442,7 +445,8 @@ def episode_from_row(row: Mapping[str, Any], *, source: str = "", row_number: in
         recorded.append(RecordedCall(name=call.name, arguments=call.arguments, response=fields.pop(column),
                                      source_column=column, gold_index=index, truncated=column in truncated_columns))
     for column in RESPONSE_COLUMNS & fields.keys():
-        repairs.append(Repair(column=column, kind="unmatched_response", detail="no gold call uses this response; kept in fields"))
+        repairs.append(Repair(column=column, kind="unmatched_response",
+                              detail="no gold call uses this response; kept in fields"))
 
     extra = _parse(row.get(EXTRA_CALLS_COLUMN), EXTRA_CALLS_COLUMN, repairs, fail, limits)
     for i, item in enumerate(extra or []):

@@ -294,7 +294,8 @@ def _fuzzy_arrays(arrays: dict[str, np.ndarray], tool: str, entries: np.ndarray,
         keys = np.array(sorted(postings), dtype=np.uint64)
         lists = [postings[int(t)] for t in keys]
         arrays[f"{prefix}{kind}_keys"] = keys
-        arrays[f"{prefix}{kind}_off"] = np.concatenate([[0], np.cumsum([len(p) for p in lists], dtype=np.int64)]).astype(np.int64)
+        arrays[f"{prefix}{kind}_off"] = np.concatenate(
+            [[0], np.cumsum([len(p) for p in lists], dtype=np.int64)]).astype(np.int64)
         arrays[f"{prefix}{kind}_post"] = np.array([p for lst in lists for p in lst], dtype=np.int32)
     by_len = np.lexsort((np.arange(len(lengths)), lengths)).astype(np.int32)
     len_values, len_starts = np.unique(lengths[by_len], return_index=True)
@@ -377,7 +378,8 @@ def _write_replay_index(directory: Path, sandbox_schema: pa.Schema | None) -> Pa
     tmp_dir.mkdir()
     for name, array in arrays.items():
         np.save(tmp_dir / f"{name}.npy", np.ascontiguousarray(array), allow_pickle=False)
-    with pa.OSFile(str(tmp_dir / NAMES_FILE), "wb") as sink, ipc.new_file(sink, pa.schema([("name", pa.large_string())])) as w:
+    with (pa.OSFile(str(tmp_dir / NAMES_FILE), "wb") as sink,
+          ipc.new_file(sink, pa.schema([("name", pa.large_string())])) as w):
         w.write_batch(pa.record_batch([pa.array(name_vocab, pa.large_string())], names=["name"]))
     (tmp_dir / META_FILE).write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
     final_dir = directory / INDEX_DIR

@@ -146,7 +146,8 @@ class Sandbox:
         directory = Path(directory)
         for name in (SANDBOX_FILE, EPISODES_FILE):
             if not (directory / name).exists():
-                raise SandboxError(f"{directory}: missing {name}; build the directory with `mobility-env build SRC --out {directory}`")
+                raise SandboxError(f"{directory}: missing {name}; "
+                                   f"build the directory with `mobility-env build SRC --out {directory}`")
         check_built_directory(directory)
         return cls(directory=directory, config=config)
 
@@ -201,7 +202,8 @@ class Sandbox:
         if self._episode_ranges is None:
             assert self.directory is not None
             try:
-                table = pq.read_table(self.directory / EPISODES_FILE, columns=["episode_id", "sandbox_start", "sandbox_stop"])
+                table = pq.read_table(self.directory / EPISODES_FILE,
+                                      columns=["episode_id", "sandbox_start", "sandbox_stop"])
             except (OSError, ValueError) as exc:  # ArrowInvalid is a ValueError
                 raise SandboxError(f"{self.directory / EPISODES_FILE}: cannot read ({exc})") from exc
             self._episode_ranges = dict(zip(table.column("episode_id").to_pylist(), zip(
@@ -318,7 +320,8 @@ class Sandbox:
                                     detail=f"recorded call within {distance:.0f} m")
         return None
 
-    def _fuzzy(self, index: ReplayIndex, req: CanonicalRequest, candidates: list[int] | None) -> tuple[int, float] | None:
+    def _fuzzy(self, index: ReplayIndex, req: CanonicalRequest,
+               candidates: list[int] | None) -> tuple[int, float] | None:
         from rapidfuzz import fuzz
 
         threshold = self.config.fuzzy_threshold

@@ -105,48 +105,63 @@ _ORIGIN = ParamSpec("origin", "string", "Origin coordinate 'lng,lat', e.g. '116.
 _DEST = ParamSpec("destination", "string", "Destination coordinate 'lng,lat'.", True, "coordinate")
 _STR_LIST = {"type": "string"}
 
+_QUERY_POI_DESCRIPTION = ("Look up a place (POI, address, road, city) by keywords; "
+                          "returns its name, address and 'lng,lat' location.")
+_DRIVING_ROUTE_DESCRIPTION = "Driving routes between two coordinates, with optional strategies and ordered waypoints."
+
 TOOLS: dict[str, ToolSpec] = {spec.name: spec for spec in (
-    ToolSpec("query_poi", "Look up a place (POI, address, road, city) by keywords; returns its name, address and 'lng,lat' location.", (
+    ToolSpec("query_poi", _QUERY_POI_DESCRIPTION, (
         ParamSpec("keywords", "string", "Place name or address to look up.", True, "name"),
         ParamSpec("city", "string", "City to search in, e.g. '北京市' (optional).", False, "city"),
     ), "poi"),
     ToolSpec("search_around_poi", "Search POIs around a coordinate, optionally filtered by keywords.", (
         ParamSpec("location", "string", "Centre coordinate 'lng,lat'.", True, "coordinate"),
         ParamSpec("keywords", "string", "What to look for, e.g. '银行', '咖啡店' (optional).", False, "name"),
-        ParamSpec("radius", "integer", f"Search radius in metres, {RADIUS_RANGE[0]}..{RADIUS_RANGE[1]} (optional).", False, "number"),
+        ParamSpec("radius", "integer", f"Search radius in metres, {RADIUS_RANGE[0]}..{RADIUS_RANGE[1]} (optional).",
+                  False, "number"),
     ), "around"),
     ToolSpec("reverse_geocoding", "Turn a coordinate into an address with nearby roads and POIs.", (
         ParamSpec("longitude", "string", "Longitude, -180..180.", True, "number"),
         ParamSpec("latitude", "string", "Latitude, -90..90.", True, "number"),
-        ParamSpec("radius", "integer", f"Search radius in metres, {RADIUS_RANGE[0]}..{RADIUS_RANGE[1]} (optional).", False, "number"),
+        ParamSpec("radius", "integer", f"Search radius in metres, {RADIUS_RANGE[0]}..{RADIUS_RANGE[1]} (optional).",
+                  False, "number"),
     ), "geocode"),
     ToolSpec("weather_query", "Current weather of a city, or a 4-day forecast when need_forecast is true.", (
         ParamSpec("city", "string", "City name, e.g. '淮安市'.", True, "city"),
-        ParamSpec("need_forecast", "boolean", "True for the multi-day forecast (optional, default false).", False, "flag"),
+        ParamSpec("need_forecast", "boolean", "True for the multi-day forecast (optional, default false).", False,
+                  "flag"),
     ), "weather"),
     ToolSpec("traffic_status", "Live traffic state (畅通/缓行/拥堵) of a named road in a city.", (
         ParamSpec("name", "string", "Road name, e.g. '机场路'.", True, "name"),
         ParamSpec("city", "string", "City the road is in.", True, "city"),
     ), "traffic"),
-    ToolSpec("driving_route", "Driving routes between two coordinates, with optional strategies and ordered waypoints.", (
+    ToolSpec("driving_route", _DRIVING_ROUTE_DESCRIPTION, (
         _ORIGIN, _DEST,
-        ParamSpec("strategy", "array", f"Up to {MAX_DRIVING_STRATEGIES} of: {', '.join(sorted(set(DRIVING_STRATEGIES.values())))} (English aliases accepted).", False, "option",
+        ParamSpec("strategy", "array",
+                  f"Up to {MAX_DRIVING_STRATEGIES} of: {', '.join(sorted(set(DRIVING_STRATEGIES.values())))} "
+                  f"(English aliases accepted).", False, "option",
                   items=_STR_LIST),
-        ParamSpec("waypoints", "array", f"Up to {MAX_WAYPOINTS} ordered waypoint coordinates 'lng,lat'.", False, "coordinate_list", items=_STR_LIST),
+        ParamSpec("waypoints", "array", f"Up to {MAX_WAYPOINTS} ordered waypoint coordinates 'lng,lat'.", False,
+                  "coordinate_list", items=_STR_LIST),
     ), "route", mode="driving"),
     ToolSpec("walking_route", "Walking routes between two coordinates.", (_ORIGIN, _DEST), "route", mode="walking"),
     ToolSpec("bicycling_route", "Cycling routes between two coordinates.", (_ORIGIN, _DEST), "route", mode="bicycling"),
     ToolSpec("bus_route", "Public transit (bus, metro, rail) routes between two coordinates.", (
         _ORIGIN, _DEST,
-        ParamSpec("strategy", "string", "One code: " + ", ".join(f"{k}={v}" for k, v in BUS_STRATEGIES.items()) + " (optional, default 0).", False, "option",
-                  enum=tuple(BUS_STRATEGIES)),
+        ParamSpec("strategy", "string",
+                  "One code: " + ", ".join(f"{k}={v}" for k, v in BUS_STRATEGIES.items()) + " (optional, default 0).",
+                  False, "option", enum=tuple(BUS_STRATEGIES)),
     ), "route", mode="transit"),
     ToolSpec("finish", "End the episode with the final answer. Only 'answer' is required.", (
         ParamSpec("answer", "string", "The final answer to the user, in their language.", True, "text"),
-        ParamSpec("intent", "string", "The task scenario you identified, e.g. 'Point-to-Point Planning'.", False, "text"),
-        ParamSpec("slots", "object", "Extracted constraints: origin, destination, waypoints, strategy, travel_mode, excluded_lines, road, city, keyword, time.", False, "text"),
-        ParamSpec("plan", "array", "Atomic steps you followed, e.g. ['locate destination', 'route planning'].", False, "text", items=_STR_LIST),
-        ParamSpec("route_index", "integer", "0-based index of the chosen path/transit in the route response you answer from.", False, "number"),
+        ParamSpec("intent", "string", "The task scenario you identified, e.g. 'Point-to-Point Planning'.", False,
+                  "text"),
+        ParamSpec("slots", "object", "Extracted constraints: origin, destination, waypoints, strategy, travel_mode, "
+                                     "excluded_lines, road, city, keyword, time.", False, "text"),
+        ParamSpec("plan", "array", "Atomic steps you followed, e.g. ['locate destination', 'route planning'].", False,
+                  "text", items=_STR_LIST),
+        ParamSpec("route_index", "integer",
+                  "0-based index of the chosen path/transit in the route response you answer from.", False, "number"),
     ), "finish"),
 )}
 
@@ -250,7 +265,8 @@ def _validate_param(tool: str, spec: ParamSpec, value: Any) -> ArgumentError | N
     name = spec.name
     if spec.role == "coordinate":
         if parse_coordinate(value) is None:
-            return ArgumentError(name, "coordinate", f"expected 'lng,lat' with lng in [-180,180] and lat in [-90,90], got {value!r:.80}")
+            return ArgumentError(name, "coordinate",
+                                 f"expected 'lng,lat' with lng in [-180,180] and lat in [-90,90], got {value!r:.80}")
         return None
     if spec.role == "coordinate_list":
         if not isinstance(value, list):
@@ -275,11 +291,13 @@ def _validate_param(tool: str, spec: ParamSpec, value: Any) -> ArgumentError | N
         return None
     if tool == "bus_route" and name == "strategy":
         if isinstance(value, bool) or str(value).strip() not in BUS_STRATEGIES:
-            return ArgumentError(name, "enum", f"unknown bus strategy {value!r:.40}; allowed codes: {', '.join(BUS_STRATEGIES)}")
+            return ArgumentError(name, "enum",
+                                 f"unknown bus strategy {value!r:.40}; allowed codes: {', '.join(BUS_STRATEGIES)}")
         return None
     if name == "radius":
         if not _check_number_text(value, *RADIUS_RANGE) or float(value) != int(float(value)):
-            return ArgumentError(name, "range", f"expected an integer number of metres in {RADIUS_RANGE[0]}..{RADIUS_RANGE[1]}, got {value!r:.40}")
+            return ArgumentError(name, "range", f"expected an integer number of metres in "
+                                                f"{RADIUS_RANGE[0]}..{RADIUS_RANGE[1]}, got {value!r:.40}")
         return None
     if tool == "reverse_geocoding":
         bound = 180.0 if name == "longitude" else 90.0
@@ -344,5 +362,6 @@ def tools_markdown() -> str:
     for spec in TOOLS.values():
         args = ", ".join(p.name + ("" if p.required else "?") for p in spec.params)
         lines.append(f"- `{spec.name}({args})`: {spec.description}")
-        lines.extend(f"  - `{p.name}` ({p.type}{', required' if p.required else ''}): {p.description}" for p in spec.params)
+        lines.extend(f"  - `{p.name}` ({p.type}{', required' if p.required else ''}): {p.description}"
+                     for p in spec.params)
     return "\n".join(lines)

@@ -80,8 +80,10 @@ class ClockClaim:
 _PERIODS = {"凌晨": 0, "早上": 0, "早晨": 0, "清晨": 0, "上午": 0, "中午": 12, "下午": 12, "傍晚": 12,
             "晚上": 12, "夜里": 12, "夜间": 12, "今晚": 12, "明早": 0, "明晚": 12, "半夜": 0, "午夜": 0}
 _PERIOD = "|".join(sorted(_PERIODS, key=len, reverse=True))
-_CLOCK_COLON = re.compile(rf"({_PERIOD})?\s*(\d{{1,2}})\s*[:：]\s*(\d{{2}})(?!\d)(?:\s*([ap])\.?\s?m(?![a-z])\.?)?", re.IGNORECASE)
-_CLOCK_DIAN = re.compile(rf"({_PERIOD})?\s*(\d{{1,2}})\s*点(?![都也儿])(?!\d+\s*(?:公里|千米|米|km|度|元))\s*(整|半|一刻|三刻|(\d{{1,2}})\s*分?)?")
+_CLOCK_COLON = re.compile(rf"({_PERIOD})?\s*(\d{{1,2}})\s*[:：]\s*(\d{{2}})(?!\d)(?:\s*([ap])\.?\s?m(?![a-z])\.?)?",
+                          re.IGNORECASE)
+_CLOCK_DIAN = re.compile(rf"({_PERIOD})?\s*(\d{{1,2}})\s*点(?![都也儿])(?!\d+\s*(?:公里|千米|米|km|度|元))"
+                         rf"\s*(整|半|一刻|三刻|(\d{{1,2}})\s*分?)?")
 _CLOCK_AMPM = re.compile(r"(?<![\d.])(\d{1,2})(?:\s*[:.]?\s*(\d{2}))?\s*([ap])\.?\s?m(?![a-z])\.?", re.IGNORECASE)
 _DEPARTURE_WORDS = re.compile(r"出发|动身|出门|启程|离开|走|开车|leave|leaving|depart|set off|head out|start", re.I)
 _ARRIVAL_WORDS = re.compile(r"到达|抵达|到|前|赶到|arriv|reach|get there|be there", re.I)
@@ -193,7 +195,8 @@ def money_claims(text: str) -> tuple[NumberClaim, ...]:
     return tuple(NumberClaim(v, s) for s, v in sorted(found.items()))
 
 
-_LIGHTS = re.compile(r"(\d+)\s*(?:个|处)?\s*(?:红绿灯|信号灯|traffic lights?|signals?)|(?:红绿灯|信号灯)\s*(?:约|大约|共|有)?\s*(\d+)\s*(?:个|处)?",
+_LIGHTS = re.compile(r"(\d+)\s*(?:个|处)?\s*(?:红绿灯|信号灯|traffic lights?|signals?)"
+                     r"|(?:红绿灯|信号灯)\s*(?:约|大约|共|有)?\s*(\d+)\s*(?:个|处)?",
                      re.IGNORECASE)
 
 
@@ -385,16 +388,17 @@ def _phrases(states: set[int], *phrases: str) -> None:
         TRAFFIC_PHRASES[phrase] = frozenset(states)
 
 
-_phrases({1}, "畅通", "通畅", "顺畅", "畅行", "基本畅通", "一路畅通", "顺利通行", "通行顺畅", "一点都不堵", "一点也不堵", "1点都不堵", "1点也不堵", "1点儿也不堵", "1点儿都不堵",
+_phrases({1}, "畅通", "通畅", "顺畅", "畅行", "基本畅通", "一路畅通", "顺利通行", "通行顺畅", "一点都不堵", "一点也不堵", "1点都不堵", "1点也不堵",
+         "1点儿也不堵", "1点儿都不堵",
          "完全不堵", "不堵车", "不堵", "不拥堵", "没有拥堵", "没堵车", "没有堵车", "无拥堵", "不会堵", "路况良好", "路况很好",
          "smooth", "smoothly", "clear", "free-flowing", "free flowing", "flowing freely", "flowing smoothly",
-         "no congestion", "no traffic jam", "no traffic jams", "no jams", "not congested", "uncongested", "light traffic",
-         "moving freely", "no delays")
+         "no congestion", "no traffic jam", "no traffic jams", "no jams", "not congested", "uncongested",
+         "light traffic", "moving freely", "no delays")
 _phrases({1, 2}, "不太堵", "不怎么堵", "不算堵", "没那么堵", "不是很堵", "不太拥堵", "not very congested", "not too bad",
          "not much traffic")
 _phrases({2}, "缓行", "行驶缓慢", "缓慢", "慢行", "有点堵", "有些堵", "稍微有点堵", "稍堵", "略堵", "轻微拥堵", "轻度拥堵",
-         "slow", "slow-moving", "slow moving", "sluggish", "slightly congested", "a bit congested", "a little congested",
-         "moderate traffic", "mild congestion", "slight congestion")
+         "slow", "slow-moving", "slow moving", "sluggish", "slightly congested", "a bit congested",
+         "a little congested", "moderate traffic", "mild congestion", "slight congestion")
 _phrases({2, 3}, "走走停停", "比较堵", "stop-and-go", "stop and go", "busy")
 _phrases({3, 4}, "拥堵", "堵车", "堵塞", "堵", "拥挤", "很堵", "congested", "congestion", "jammed", "traffic jam",
          "jam", "jams", "heavy traffic", "backed up")
@@ -438,10 +442,13 @@ def traffic_claims(text: str) -> tuple[TrafficClaim, ...]:
 
 # ------------------------------------------------------------------ highway preference
 _AVOID_HIGHWAY = re.compile(r"不走高速|不上高速|避开高速|避免高速|绕开高速|不经过高速|少走高速|走国道|走普通公路|"
-                            r"avoid(?:s|ing|ed)?\s+(?:all\s+|the\s+|any\s+)*(?:highways?|expressways?|motorways?|freeways?)|no\s+highways?|"
+                            r"avoid(?:s|ing|ed)?\s+(?:all\s+|the\s+|any\s+)*"
+                            r"(?:highways?|expressways?|motorways?|freeways?)|"
+                            r"no\s+highways?|"
                             r"without\s+(?:using\s+)?(?:the\s+)?(?:highways?|expressways?)|non-highway", re.IGNORECASE)
 _TAKE_HIGHWAY = re.compile(r"走高速|上高速|高速优先|优先走?高速|经高速|沿高速|走高速公路|上高速公路|"
-                           r"(?:take|taking|use|using|via|on|get on)\s+(?:the\s+)?(?:highways?|expressways?|motorways?|freeways?)|"
+                           r"(?:take|taking|use|using|via|on|get on)\s+(?:the\s+)?"
+                           r"(?:highways?|expressways?|motorways?|freeways?)|"
                            r"highways? first|prefer(?:ring)? highways?", re.IGNORECASE)
 
 
@@ -457,7 +464,8 @@ def highway_claims(text: str) -> tuple[str, ...]:
         if any(s <= match.start() < e or s < match.end() <= e for s, e in avoid_spans):
             continue
         before = text[max(0, match.start() - 3):match.start()]
-        if re.search(rf"{NEGATION}(?:用|要|必)?$", before) or _EN_NEG_BEFORE.search(text[max(0, match.start() - 24):match.start()]):
+        if (re.search(rf"{NEGATION}(?:用|要|必)?$", before)
+                or _EN_NEG_BEFORE.search(text[max(0, match.start() - 24):match.start()])):
             found.append("avoid")
             continue
         found.append("take")
@@ -474,9 +482,12 @@ _TOLL_OPPOSITE = re.compile(r"收费最多|收费最高|收费较高|收费更�
                             r"expensive tolls|toll roads? (?:all the way|only)", re.IGNORECASE)
 _MAIN_ROAD_OPPOSITE = re.compile(r"走小路|小路优先|走小道|乡间小路|small roads?|back roads?|side roads?|narrow roads?|"
                                  r"minor roads?|avoid(?:s|ing)? (?:the )?main roads?", re.IGNORECASE)
-_CONGESTION_OPPOSITE = re.compile(r"不避开拥堵|不用避开拥堵|不必避开拥堵|没有避开拥堵|经过拥堵|走拥堵|最拥堵|through (?:the )?(?:congestion|traffic jams?)|"
-                                  r"doesn't avoid (?:congestion|traffic)|does not avoid (?:congestion|traffic)|ignor(?:e|ing|es) (?:the )?(?:congestion|traffic)|"
-                                  r"go(?:es|ing)? through (?:the )?(?:jams?|congestion|traffic)|不管拥堵|无视拥堵|穿过拥堵", re.IGNORECASE)
+_CONGESTION_OPPOSITE = re.compile(r"不避开拥堵|不用避开拥堵|不必避开拥堵|没有避开拥堵|经过拥堵|走拥堵|最拥堵|"
+                                  r"through (?:the )?(?:congestion|traffic jams?)|"
+                                  r"doesn't avoid (?:congestion|traffic)|does not avoid (?:congestion|traffic)|"
+                                  r"ignor(?:e|ing|es) (?:the )?(?:congestion|traffic)|"
+                                  r"go(?:es|ing)? through (?:the )?(?:jams?|congestion|traffic)|不管拥堵|无视拥堵|穿过拥堵",
+                                  re.IGNORECASE)
 
 
 def strategy_contradictions(text: str, strategies: frozenset[str]) -> list[str]:

@@ -337,7 +337,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``eval``, ``report`` and ``audit`` to the ``mobility-env`` parser."""
-    evaluate = subparsers.add_parser("eval", help="recompute metrics of a run from its trajectories; print the scorecard",
+    evaluate = subparsers.add_parser("eval",
+                                     help="recompute metrics of a run from its trajectories; print the scorecard",
                                      description="Recompute every metric and verdict from RUN_DIR/results.jsonl "
                                                  "(+ trajectories.jsonl) against the run's own data (recorded in "
                                                  "RUN_DIR/run.json), print the scorecard and write "

@@ -48,7 +48,8 @@ METRIC_KEYS: tuple[str, ...] = ("ID", "IE", "DEC_P", "DEC_R", "TS_P", "TS_R", "S
 EXTRA_METRIC_KEYS: tuple[str, ...] = ("CALL_NR",)
 
 
-def decomposition(episode: Episode, trajectory: Trajectory, facts: list[CallFacts] | None = None) -> tuple[float, float]:
+def decomposition(episode: Episode, trajectory: Trajectory,
+                  facts: list[CallFacts] | None = None) -> tuple[float, float]:
     """(DEC_P, DEC_R): declared plan vs the full gold decomposition, else executed calls vs gold calls."""
     finish = trajectory.finish
     declared = declared_plan_steps(finish.plan if finish is not None else None)

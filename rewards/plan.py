@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
 from rapidfuzz import fuzz

@@ -111,8 +111,8 @@ def run_markdown(run: Mapping[str, Any]) -> str:
     sessions = run.get("sessions") or []
     if sessions:
         forced = sum(1 for session in sessions if isinstance(session, Mapping) and session.get("forced"))
-        lines.append(f"* sessions: {len(sessions)}" + (f" ({forced} forced with other settings: see run.json)"
-                                                        if forced else ""))
+        lines.append(f"* sessions: {len(sessions)}"
+                     + (f" ({forced} forced with other settings: see run.json)" if forced else ""))
     return "\n".join(lines) + "\n"
 
 

@@ -242,7 +242,8 @@ def slot_matches(key: str, agent_value: Any, gold_value: Any, user_location: str
     if key == "forecast":
         return canonical_flag(agent_value) == canonical_flag(gold_value)
     if key == "time":
-        return canonical_day(agent_value) == canonical_day(gold_value) or same_place_name(str(agent_value), str(gold_value))
+        return (canonical_day(agent_value) == canonical_day(gold_value)
+                or same_place_name(str(agent_value), str(gold_value)))
     return same_place_name(str(agent_value), str(gold_value))
 
 

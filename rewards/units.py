@@ -181,7 +181,8 @@ def parse_distances(text: str) -> tuple[Quantity, ...]:
 
 
 _DURATION_PART = re.compile(
-    r"(半|" + _NUMBER + r"\s*个?\s*半?)\s*(个半小时|个小时|小时|钟头|hours?|hrs?|h(?![a-zA-Z])|分钟|分(?!之)|minutes?|mins?|秒钟?|seconds?|secs?|s(?![a-zA-Z])|天|days?)",
+    r"(半|" + _NUMBER + r"\s*个?\s*半?)\s*(个半小时|个小时|小时|钟头|hours?|hrs?|h(?![a-zA-Z])|分钟|分(?!之)|minutes?|mins?|"
+    r"秒钟?|seconds?|secs?|s(?![a-zA-Z])|天|days?)",
     re.IGNORECASE)
 _DURATION_UNITS = (("个半小时", 3600.0), ("个小时", 3600.0), ("小时", 3600.0), ("钟头", 3600.0), ("hour", 3600.0),
                    ("hr", 3600.0), ("h", 3600.0), ("分", 60.0), ("min", 60.0), ("秒", 1.0), ("sec", 1.0),
@@ -228,7 +229,8 @@ def parse_durations(text: str) -> tuple[Quantity, ...]:
 
 
 _DEGREES = r"(?:℃|°C|°|摄氏度|度|degrees?(?:\s*(?:celsius|C\b))?)"
-_TEMPERATURE_RANGE = re.compile(r"(零下|-|−|minus\s*)?\s*(\d+(?:\.\d+)?)\s*" + _DEGREES + r"?\s*(?:~|～|到|至|—|–|-|\bto\b|\band\b)\s*"
+_TEMPERATURE_RANGE = re.compile(r"(零下|-|−|minus\s*)?\s*(\d+(?:\.\d+)?)\s*" + _DEGREES
+                                + r"?\s*(?:~|～|到|至|—|–|-|\bto\b|\band\b)\s*"
                                 r"(零下|-|−|minus\s*)?\s*(\d+(?:\.\d+)?)\s*" + _DEGREES, re.IGNORECASE)
 _TEMPERATURE = re.compile(r"(零下|-|−|minus\s*)?\s*(\d+(?:\.\d+)?)\s*" + _DEGREES + r"(?:\s*below zero)?", re.IGNORECASE)
 

@@ -222,7 +222,8 @@ def _bare(name: str) -> str:
 def _street(place: Place) -> str:
     parts = place.address.split()
     street = parts[-1] if parts else ""
-    return street if len(fold_text(street)) >= 4 and (any(ch.isdigit() for ch in street) or address_roads(street)) else ""
+    return (street if len(fold_text(street)) >= 4 and (any(ch.isdigit() for ch in street) or address_roads(street))
+            else "")
 
 
 def identified_places(answer: str, candidates: list[Place], query: str, keyword: str = "") -> list[Place]:
@@ -272,11 +273,14 @@ _LIST_INTRO = re.compile(r"^(?:附近有|周边(?:可以去|有)?|最近的(?:�
                          r"such as|including|[在到去是有近靠位于附的和与及或从往至叫为就选推荐找个家这那里旁边：:\s])+", re.IGNORECASE)
 _LIST_TAIL = re.compile(r"(?:等等|等|之类|etc\.?|and so on|[。.!！?？\s])+$", re.IGNORECASE)
 # Words of a sentence about a place rather than a place's name: a list item holding one is prose, not a claim.
-_PROSE = re.compile(r"\d+(?:\.\d+)?\s*(?:米|公里|千米|分钟|小时|km|m|min)|\d+\.\d+|\d{5,}|坐标|经纬度|评分|我|您|你|是|吗|吧|呢|啊|哦|呀|很|挺|都|也|可能|可以|距离|"
+_PROSE = re.compile(r"\d+(?:\.\d+)?\s*(?:米|公里|千米|分钟|小时|km|m|min)|\d+\.\d+|\d{5,}|"
+                    r"坐标|经纬度|评分|我|您|你|是|吗|吧|呢|啊|哦|呀|很|挺|都|也|可能|可以|距离|"
                     r"大约|约|步行|开车|驾车|营业|评分|电话|地址|位于|不错|没有|不远|推荐|环境|方便|建议|"
-                    r"\b(?:is|are|was|it|you|your|about|away|open|closed|which|that|walk|walking|drive|driving|minutes?|"
+                    r"\b(?:is|are|was|it|you|your|about|away|open|closed|which|that|walk|walking|drive|driving|"
+                    r"minutes?|"
                     r"min|km|m|meters?|metres?|rated|recommend|all|within|distance|near|close|here|there|these|those|"
-                    r"they|them|can|could|would|will|good|nice|great|best|some|any|more|other|options?|places|few|go|try|"
+                    r"they|them|can|could|would|will|good|nice|great|best|some|any|more|other|options?|places|few|"
+                    r"go|try|"
                     r"visit|check|also|one|ones)\b", re.IGNORECASE)
 
 
@@ -410,7 +414,8 @@ def verify_poi(episode: Episode, calls: list[CallRecord], answer: str, verdict: 
     if not named:
         return
     distinct = [p for i, p in enumerate(named) if not any(
-        q.location and p.location and haversine_m(p.location, q.location) <= 100 or q.name == p.name for q in named[:i])]
+        q.location and p.location and haversine_m(p.location, q.location) <= 100 or q.name == p.name
+        for q in named[:i])]
     hedged = bool(_PLACE_HEDGE.search(normalize_answer(answer)))
     verdict.add("one_place", len(distinct) == 1 and not hedged, expected="one place",
                 stated=", ".join(p.name for p in distinct) + (" (hedged)" if hedged else ""),
@@ -419,8 +424,9 @@ def verify_poi(episode: Episode, calls: list[CallRecord], answer: str, verdict: 
     if gold is not None:
         near = place.location is not None and gold.location is not None and \
             haversine_m(place.location, gold.location) <= PLACE_TOLERANCE_M
-        verdict.add("place_matches", near or _same_district_and_road(place, gold), expected=gold.name or str(gold.location),
-                    stated=place.name, reason="" if near else "the named place is not the gold place")
+        verdict.add("place_matches", near or _same_district_and_road(place, gold),
+                    expected=gold.name or str(gold.location), stated=place.name,
+                    reason="" if near else "the named place is not the gold place")
     known = _address_parts(place) + [episode.query, str(episode.context.get("city") or "")]
     province_wrong = [t for t in _admin_tokens(answer, _PROVINCE_LEVEL) if not _consistent(t, known)]
     district_wrong = [t for t in _admin_tokens(answer) if t.endswith(("区", "县")) and not _consistent(t, known)]
@@ -428,7 +434,8 @@ def verify_poi(episode: Episode, calls: list[CallRecord], answer: str, verdict: 
     wrong += _wrong_numbers(mask_places(answer, [Place(place.name)]), place.address + place.name)
     verdict.add("address_consistent", not wrong, expected=place.address, stated=", ".join(wrong),
                 reason=f"{wrong[0]} contradicts the place's address" if wrong else "")
-    others = foreign_places(answer, [p.name for p in evidence] + [a for p in evidence for a in (p.address, *p.address.split())]
+    others = foreign_places(answer, [p.name for p in evidence]
+                            + [a for p in evidence for a in (p.address, *p.address.split())]
                             + [episode.query, str(episode.context.get("city") or "")])
     verdict.add("no_other_place", not others, expected=place.name, stated=", ".join(others),
                 reason=f"'{others[0]}' is no returned place" if others else "")
@@ -457,7 +464,8 @@ def verify_geolocation(episode: Episode, calls: list[CallRecord], answer: str, v
                     reason="" if enough else "name at least two address components below the city")
         known = [facts.formatted_address, facts.district, facts.township, component.get("province", ""),
                  component.get("city", ""), *facts.roads, *facts.poi_names]
-        wrong = [t for t in _admin_tokens(answer) if not _consistent(t, known) and fold_text(t) not in fold_text(facts.formatted_address)]
+        wrong = [t for t in _admin_tokens(answer)
+                 if not _consistent(t, known) and fold_text(t) not in fold_text(facts.formatted_address)]
         evidence_text = " ".join([facts.formatted_address, component.get("street_number", ""), *facts.poi_names])
         # a nearby POI's own address may be quoted in brackets after its name: 靠近X（玉兰大街83号）
         nearby = [Place(f"{p.name}{o}{p.address}{c}") for p in places(call.response) if p.address
@@ -474,7 +482,8 @@ def verify_geolocation(episode: Episode, calls: list[CallRecord], answer: str, v
 def _component(response: dict[str, Any]) -> dict[str, str]:
     body = response.get("data") if isinstance(response.get("data"), dict) else response
     regeo = body.get("regeocode") if isinstance(body, dict) else None
-    comp = regeo.get("addressComponent") if isinstance(regeo, dict) and isinstance(regeo.get("addressComponent"), dict) else {}
+    comp = (regeo.get("addressComponent")
+            if isinstance(regeo, dict) and isinstance(regeo.get("addressComponent"), dict) else {})
     street = comp.get("streetNumber") if isinstance(comp.get("streetNumber"), dict) else {}
     number = "".join(str(street.get(k)) for k in ("street", "number") if isinstance(street.get(k), str))
     return {"province": comp.get("province") if isinstance(comp.get("province"), str) else "",
@@ -520,8 +529,9 @@ def verify_nearby(episode: Episode, calls: list[CallRecord], answer: str, verdic
         verdict.add("names_returned_poi", bool(named), expected=", ".join(p.name for p in pois[:3]),
                     stated=", ".join(p.name for p in named),
                     reason="" if named else "the answer names none of the returned places")
-        others = foreign_places(answer, [p.name for p in pois] + [a for p in pois for a in (p.address, *p.address.split())] +
-                                [episode.query, str(episode.context.get("city") or ""), str(keywords or "")])
+        others = foreign_places(answer, [p.name for p in pois]
+                                + [a for p in pois for a in (p.address, *p.address.split())]
+                                + [episode.query, str(episode.context.get("city") or ""), str(keywords or "")])
         verdict.add("no_other_place", not others, expected="returned places only", stated=", ".join(others),
                     reason=f"'{others[0]}' is not among the returned places" if others else "")
         distances = parse_distances(mask_places(normalize_answer(answer), pois))
@@ -532,7 +542,8 @@ def verify_nearby(episode: Episode, calls: list[CallRecord], answer: str, verdic
                         stated=", ".join(f"{d.value:g} m" for d in distances),
                         reason=f"{wrong[0]:g} m is no named place's distance" if wrong else "")
         return
-    verdict.add("searched_gold_centre", False, expected=str(centre), reason="no nearby search at the asked place was served")
+    verdict.add("searched_gold_centre", False, expected=str(centre),
+                reason="no nearby search at the asked place was served")
 
 
 def _poi_distance(response: Any, place: Place, centre: tuple[float, float]) -> float | None:
@@ -572,7 +583,8 @@ def _day_markers(answer: str, dates: list[str], base: int, weekdays: list[int | 
             offset = _DAY_WORD_OFFSET[word]
         else:
             digits = re.search(r"\d|one|two|three|four", word)
-            amount = int(digits.group(0)) if digits and digits.group(0).isdigit() else _NUMBER_WORDS.get(digits.group(0), 0) if digits else 0
+            amount = (int(digits.group(0)) if digits and digits.group(0).isdigit()
+                      else _NUMBER_WORDS.get(digits.group(0), 0) if digits else 0)
             offset = amount - 1 if word.startswith("第") else amount
         marks.append((m.start(), base + offset))
     for m in _WEEKDAY_RE.finditer(text):
@@ -580,7 +592,8 @@ def _day_markers(answer: str, dates: list[str], base: int, weekdays: list[int | 
         if day in weekdays:
             marks.append((m.start(), weekdays.index(day)))
     for m in _DATE_RE.finditer(text):
-        month, day = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4)) if m.group(3) else (m.group(5), m.group(6))
+        month, day = ((m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4)) if m.group(3)
+                      else (m.group(5), m.group(6)))
         for i, date in enumerate(dates):
             if date[5:7].lstrip("0") == month.lstrip("0") and date[8:10].lstrip("0") == day.lstrip("0"):
                 marks.append((m.start(), i))
@@ -649,7 +662,8 @@ def verify_weather(episode: Episode, calls: list[CallRecord], answer: str, verdi
         cities = [t for t in _admin_tokens(answer) if t.endswith("市")]
         wrong_city = [t for t in cities if not _consistent(t, [facts.city, str(args.get("city") or "")])]
         if wrong_city:
-            verdict.add("city", False, expected=facts.city, stated=", ".join(wrong_city), reason="another city is named")
+            verdict.add("city", False, expected=facts.city, stated=", ".join(wrong_city),
+                        reason="another city is named")
         return
     verdict.add("queried_gold_city", False, expected=f"{gold_city} forecast={gold_forecast}",
                 reason="no weather response for the asked city (and forecast flag) was served")
@@ -734,7 +748,8 @@ def verify_traffic(episode: Episode, calls: list[CallRecord], answer: str, verdi
         verdict.add("states_traffic", asserted, expected=facts.state, stated=", ".join(c.phrase for c in claims),
                     reason="" if asserted else "the road's overall state is not stated")
         verdict.add("state_matches", not wrong, expected=facts.state,
-                    stated=", ".join(f"{c.phrase}={'/'.join(TRAFFIC_STATE_NAMES[s] for s in sorted(c.states))}" for c in claims),
+                    stated=", ".join(f"{c.phrase}={'/'.join(TRAFFIC_STATE_NAMES[s] for s in sorted(c.states))}"
+                                     for c in claims),
                     reason=f"'{wrong[0]}' contradicts the recorded state" if wrong else "")
         return
     verdict.add("queried_gold_road", False, expected=road, reason="no traffic response for the asked road was served")
@@ -778,14 +793,16 @@ def _delivery(episode: Episode, trajectory: Trajectory, verdict: Verdict) -> Non
     echo = _echoes_query(answer, episode.query)
     substantive = not echo and (has_claim(answer) or _names_evidence(trajectory.calls, answer))
     verdict.add("substantive_answer", substantive, stated=answer[:80],
-                reason="" if substantive else ("the answer echoes the query" if echo else "the answer states nothing checkable"))
+                reason="" if substantive else ("the answer echoes the query" if echo
+                                               else "the answer states nothing checkable"))
     if missing or not substantive:
         verdict.delivered = False
         verdict.reason = "not delivered: " + "; ".join(c.reason for c in verdict.checks if not c.passed)
 
 
 def _names_evidence(calls: list[CallRecord], answer: str) -> bool:
-    evidence = [p for kind in ("poi", "around", "geocode") for call in _served(calls, kind) for p in places(call.response)]
+    evidence = [p for kind in ("poi", "around", "geocode") for call in _served(calls, kind)
+                for p in places(call.response)]
     return any(names_in(answer, p.name) or names_in(answer, _bare(p.name)) for p in evidence[:200])
 
 
@@ -797,7 +814,8 @@ def verify_answer(episode: Episode, trajectory: Trajectory) -> Verdict:
     verdict = Verdict(True)
     answer = finish.answer
     if len(answer) > MAX_ANSWER_CHARS or re.search(r"\d{%d}" % (MAX_NUMBER_DIGITS + 1), answer):
-        verdict.add("answer_bounds", False, expected=f"<= {MAX_ANSWER_CHARS} characters, numbers <= {MAX_NUMBER_DIGITS} digits",
+        verdict.add("answer_bounds", False,
+                    expected=f"<= {MAX_ANSWER_CHARS} characters, numbers <= {MAX_NUMBER_DIGITS} digits",
                     stated=f"{len(answer)} characters", reason="the answer is too long or states an absurd number")
         verdict.delivered = False
         verdict.reason = "not delivered: the answer exceeds the bounds of a spoken answer"

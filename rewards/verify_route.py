@@ -59,7 +59,8 @@ _TOTAL_CUE = re.compile(r"全程|总共|一共|总计|共计|总长|全长|总�
                         r"altogether|actually|whole|entire|takes? about|takes?", re.IGNORECASE)
 _LEG_CUE = re.compile(r"步行|走路|先|然后|再|沿|经过|途经|换乘|乘坐|坐|骑行|第[一二三四五六七八九十\d]|首先|其中|接着|到达.{0,6}站|"
                       r"walk|first|then|along|via|ride|transfer|segment|leg|step|head|board", re.IGNORECASE)
-_NEGATED_LINE = re.compile(r"(不要|不想|不坐|不乘坐?|别坐|别乘|避开|避免|绕开|除了|不用|不搭|不经过|avoid(?:ing)?|not?\s+(?:take|taking|use|using)|without)\s*"
+_NEGATED_LINE = re.compile(r"(不要|不想|不坐|不乘坐?|别坐|别乘|避开|避免|绕开|除了|不用|不搭|不经过|"
+                           r"avoid(?:ing)?|not?\s+(?:take|taking|use|using)|without)\s*"
                            r"(?:坐|乘坐?|搭乘?|地铁|公交|the\s+)?$", re.IGNORECASE)
 _PLANNING = ("Point-to-Point Planning", "Multi-stop Planning", "Option-Constrained Route Planning",
              "Route-Constrained Planning", "Multimodal Transit Planning")
@@ -107,7 +108,8 @@ def call_constraint_checks(episode: Episode, call: CallRecord, gold: ToolCall, v
                 stated=TOOLS[tool].mode, reason="the route was planned for another travel mode")
     for key in ("origin", "destination"):
         verdict.add(key, _close(args.get(key), gold.arguments.get(key)), expected=gold.arguments.get(key),
-                    stated=args.get(key), reason=f"the route's {key} is more than {COORDINATE_TOLERANCE_M:g} m from the gold")
+                    stated=args.get(key),
+                    reason=f"the route's {key} is more than {COORDINATE_TOLERANCE_M:g} m from the gold")
     gold_waypoints = gold.arguments.get("waypoints") or []
     waypoints = args.get("waypoints") or []
     verdict.add("waypoints", isinstance(waypoints, list) and len(waypoints) == len(gold_waypoints) and all(
@@ -315,7 +317,8 @@ def _clock_checks(episode: Episode, answer: str, option: RouteOption, verdict: V
     claims = clock_claims(answer)
     if expected is None:
         verdict.add("states_route_fact", duration_stated, expected=f"{option.duration_s:g} s", stated="",
-                    reason="no target time in the query: the answer must state the travel time" if not duration_stated else "")
+                    reason=("no target time in the query: the answer must state the travel time"
+                            if not duration_stated else ""))
         return
     value, own, definite, role = expected
     other_role = "arrival" if role == "departure" else "departure"
@@ -357,11 +360,13 @@ def _required_facts(episode: Episode, answer: str, option: RouteOption, transit:
         verdict.add("states_route_fact", ok, expected=what, reason="" if ok else "the asked property is not stated")
     elif scenario != "Arrival/Departure Time Query":
         ok = distance_stated or duration_stated
-        verdict.add("states_route_fact", ok, expected=f"distance {option.distance_m} m or duration {option.duration_s} s",
+        verdict.add("states_route_fact", ok,
+                    expected=f"distance {option.distance_m} m or duration {option.duration_s} s",
                     reason="" if ok else "the answer states neither the route's distance nor its duration")
     if transit and option.lines and scenario in _PLANNING:
         missing = [line for line in option.lines if not line_mentions(answer, line)]
-        verdict.add("names_lines", not missing, expected=list(option.lines), stated="" if missing else list(option.lines),
+        verdict.add("names_lines", not missing, expected=list(option.lines),
+                    stated="" if missing else list(option.lines),
                     reason=f"the answer does not name {missing[0]}" if missing else "")
 
 
@@ -384,7 +389,8 @@ def verify_route_answer(episode: Episode, trajectory: Trajectory, verdict: Verdi
         gold_empty = gold_record is not None and route_options(gold_record.response) == []
         verdict.add("no_route_exists", gold_empty, expected="the gold route response is empty",
                     reason="" if gold_empty else "the gold has routes: this call was not the right one")
-        verdict.add("says_no_route", says, reason="" if says else "the route response is empty: say that no route exists")
+        verdict.add("says_no_route", says,
+                    reason="" if says else "the route response is empty: say that no route exists")
         verdict.delivered = verdict.delivered and says
         return
     index = finish.route_index if finish.route_index is not None else infer_route_index(answer, options)

@@ -64,7 +64,7 @@ from mobility_env.trajectory import CallRecord, FinishRecord, Trajectory
 from mobility_rewards import score_episode
 from mobility_rewards.audit import audit_episodes, blocking_episode_ids
 from mobility_rewards.evidence import (GeocodeFacts, Place, RouteOption, TrafficFacts, WeatherFacts, geocode_facts,
-                              nearby_pois, places, route_options, traffic_facts, weather_facts)
+                                       nearby_pois, places, route_options, traffic_facts, weather_facts)
 from mobility_rewards.reference import gold_calls_as_records, reference_answer
 
 T = TypeVar("T")

@@ -65,7 +65,8 @@ def test_route_alternatives_fail_fpr_and_gold_passes(env):
             continue
         gold = episode.gold_calls[gold_index]
         before = episode.gold_calls[:gold_index]
-        gold_metrics = _play(env, episode, episode.gold_calls, describe_route(episode.gold_response(gold_index).response, 0), 0)
+        gold_metrics = _play(env, episode, episode.gold_calls,
+                             describe_route(episode.gold_response(gold_index).response, 0), 0)
         if episode.task_scenario not in ("Route-Constrained Planning", "Arrival/Departure Time Query"):
             assert gold_metrics["FPR"] == 1.0, (episode.query, gold_metrics)
         for alt in episode.recorded:

@@ -3,7 +3,8 @@
 from hypothesis import given, settings, strategies as st
 
 from mobility_rewards.claims import (clock_claims, hedged_quantities, highway_claims, money_claims, normalize_answer,
-                            skips_waypoint, traffic_claims, weather_claims, weather_compatible, weather_labels_of)
+                                     skips_waypoint, traffic_claims, weather_claims, weather_compatible,
+                                     weather_labels_of)
 from mobility_rewards.units import parse_distances, parse_durations
 
 _CN = "零一二三四五六七八九"
@@ -81,7 +82,8 @@ def test_highway_waypoint_and_money():
 
 
 def test_hostile_answers_end_as_failed_checks_not_errors():
-    """A lone surrogate, a 5,000-digit number, a 1 MB answer, 1,000 open brackets: scored, never raised, never passed."""
+    """A lone surrogate, a 5,000-digit number, a 1 MB answer, 1,000 open brackets: scored, never raised,
+    never passed."""
     from pathlib import Path
 
     from mobility_env.loaders import load_episodes

@@ -390,7 +390,8 @@ _EPISODES_ARROW_PROBE = textwrap.dedent("""
 def test_damaged_episodes_arrow_is_not_mapped(built_dir, tmp_path):
     """Damaged offsets in episodes.arrow crashed the process (SIGSEGV) or changed episodes; run apart."""
     seeds = list(range(1, 25))
-    done = subprocess.run([sys.executable, "-c", _EPISODES_ARROW_PROBE, str(built_dir), str(tmp_path), json.dumps(seeds)],
+    done = subprocess.run([sys.executable, "-c", _EPISODES_ARROW_PROBE, str(built_dir), str(tmp_path),
+                           json.dumps(seeds)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, (done.returncode, done.stdout[-2000:], done.stderr[-2000:])
     assert done.stdout.split() == [str(v) for s in seeds for v in (s, "same")]

@@ -124,7 +124,8 @@ def test_openai_tool_call_shape_is_accepted(real_env, sample_episodes):
               "function": {"name": call.name, "arguments": json.dumps(call.arguments, ensure_ascii=False)}}
     _, _, _, _, info = real_env.step(action)
     assert "error" not in info and info["match"] == "exact"
-    _, _, _, _, info = real_env.step(json.dumps({"name": "traffic_status_road_api", "arguments": {"name": "机场路", "city": "北京市"}}))
+    _, _, _, _, info = real_env.step(json.dumps({"name": "traffic_status_road_api",
+                                                 "arguments": {"name": "机场路", "city": "北京市"}}))
     assert info["call"]["name"] == "traffic_status"
 
 
@@ -195,13 +196,16 @@ json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=30),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
     max_leaves=12)
-tool_names = st.sampled_from(["query_poi", "driving_route", "bus_route", "finish", "weather_query", "nope", "", "reverse_geocoding"])
+tool_names = st.sampled_from(["query_poi", "driving_route", "bus_route", "finish", "weather_query", "nope", "",
+                              "reverse_geocoding"])
 actions = st.one_of(
     st.text(max_size=200),
     json_values,
     st.builds(lambda n, a: {"name": n, "arguments": a}, tool_names, json_values),
-    st.builds(lambda n, a: {"type": "function", "function": {"name": n, "arguments": a}}, tool_names, st.text(max_size=60)),
-    st.builds(lambda n, a: json.dumps({"name": n, "arguments": a}, ensure_ascii=False, default=str), tool_names, json_values),
+    st.builds(lambda n, a: {"type": "function", "function": {"name": n, "arguments": a}}, tool_names,
+              st.text(max_size=60)),
+    st.builds(lambda n, a: json.dumps({"name": n, "arguments": a}, ensure_ascii=False, default=str), tool_names,
+              json_values),
 )
 
 
@@ -226,7 +230,8 @@ def test_sync_and_async_vector_envs(sample_csv):
         try:
             obs, infos = vec.reset(seed=[0, 1])
             assert len(obs) == 2 and all(isinstance(o, str) for o in obs)
-            obs, rewards, terms, truncs, infos = vec.step(["{bad", json.dumps({"name": "finish", "arguments": {"answer": "x"}})])
+            obs, rewards, terms, truncs, infos = vec.step(
+                ["{bad", json.dumps({"name": "finish", "arguments": {"answer": "x"}})])
             assert len(rewards) == 2 and bool(terms[1]) and not bool(terms[0])
         finally:
             vec.close()
@@ -336,8 +341,9 @@ def test_default_scorer_is_the_scorer_of_a_plain_env(real_env, sample_episodes):
     agent = OracleAgent()
     for episode in sample_episodes[::9]:
         actions = _gold_actions(episode) + ["{bad"] + _gold_actions(episode)[:1]
-        finish = {"name": "finish", "arguments": {"answer": agent.run_episode(plain, episode.episode_id)
-                                                   ["trajectory"]["record"]["finish"]["answer"]}}
+        finish = {"name": "finish",
+                  "arguments": {"answer": agent.run_episode(plain, episode.episode_id)
+                                ["trajectory"]["record"]["finish"]["answer"]}}
         runs = [json.dumps(_play(env, episode.episode_id, actions + [finish]), ensure_ascii=False, sort_keys=True,
                            default=str) for env in (plain, explicit)]
         assert runs[0] == runs[1]

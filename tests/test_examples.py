@@ -11,8 +11,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_reinforce_example_learns_on_held_out_episodes():
-    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "train_reinforce.py"), "--train", "150", "--test", "80",
-                           "--epochs", "3"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "train_reinforce.py"), "--train", "150",
+                           "--test", "80", "--epochs", "3"], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     curve = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     assert [point["epoch"] for point in curve] == [0, 1, 2, 3]
@@ -29,8 +29,8 @@ def test_policy_loop_and_read_results(tmp_path, sample_csv):
     assert lines[-1].startswith("final pass rate: ") and lines[-1].endswith("/6")
 
     run_dir = tmp_path / "run"
-    proc = subprocess.run([sys.executable, "-m", "mobility_env.cli", "run", "--agent", "oracle", "--data", str(sample_csv),
-                           "--limit", "5", "--out", str(run_dir), "--no-progress"],
+    proc = subprocess.run([sys.executable, "-m", "mobility_env.cli", "run", "--agent", "oracle",
+                           "--data", str(sample_csv), "--limit", "5", "--out", str(run_dir), "--no-progress"],
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     proc = subprocess.run([sys.executable, str(ROOT / "examples" / "read_results.py"), str(run_dir)],

@@ -62,7 +62,8 @@ class BruteForce:
             scopes.append(("global", range(len(self.rows))))
         near_misses: list[str] = []
         for scope, entries in scopes:
-            found = self._scope(req, scope, [i for i in entries if self.rows[i]["tool"] == tool and self.rows[i]["valid"]],
+            found = self._scope(req, scope,
+                                [i for i in entries if self.rows[i]["tool"] == tool and self.rows[i]["valid"]],
                                 config, near_misses)
             if found is not None:
                 match, entry, score, distance, detail = found
@@ -299,7 +300,8 @@ def _geocode_episode(episode_id: str, coords: list[str]) -> Episode:
                    gold_calls=[ToolCall(name=r.name, arguments=r.arguments) for r in recorded])
 
 
-@pytest.mark.parametrize("config", [LookupConfig(), LookupConfig(max_distance_m=5_000.0), LookupConfig(max_distance_m=3e6)])
+@pytest.mark.parametrize("config", [LookupConfig(), LookupConfig(max_distance_m=5_000.0),
+                                    LookupConfig(max_distance_m=3e6)])
 def test_nearest_grid_across_the_antimeridian_and_near_the_poles(tmp_path, config):
     coords = ["179.999500,10.000000", "-179.999000,10.000300", "179.990000,10.001000", "-179.990000,9.999000",
               "12.000000,89.999000", "-168.000000,89.998500", "100.000000,-89.999500", "0.000000,0.000000",

@@ -86,13 +86,15 @@ def bad_actions(draw):
     if kind == "value_in_dict":
         return {"name": tool, "arguments": {draw(arg_names): draw(refused_values())}}, {"invalid_action"}
     if kind == "value_in_openai_dict":
-        return ({"id": "call_1", "type": "function", "function": {"name": tool, "arguments": {draw(arg_names): draw(refused_values())}}},
+        return ({"id": "call_1", "type": "function",
+                 "function": {"name": tool, "arguments": {draw(arg_names): draw(refused_values())}}},
                 {"invalid_action"})
     if kind == "surrogate_text":  # json.dumps escapes a lone surrogate as \ud800: valid JSON grammar, invalid Unicode
         arguments = {draw(arg_names): draw(surrogates)}
         if draw(st.booleans()):
             return json.dumps({"name": tool, "arguments": arguments}), {"invalid_action"}
-        return json.dumps({"type": "function", "function": {"name": tool, "arguments": json.dumps(arguments)}}), {"invalid_action"}
+        return (json.dumps({"type": "function", "function": {"name": tool, "arguments": json.dumps(arguments)}}),
+                {"invalid_action"})
     if kind == "huge_int_text":
         digits = draw(st.sampled_from([41, 400, 4_301, 9_000]))
         return '{"name": "%s", "arguments": {"%s": %s}}' % (tool, draw(arg_names), "9" * digits), {"invalid_action"}
@@ -117,7 +119,8 @@ def bad_actions(draw):
     if kind == "extra_argument":
         return {"name": draw(map_tools), "arguments": {"keywords": "银行", "not_an_argument": 1}}, {"schema_error"}
     if kind == "wrong_type":
-        return ({"name": draw(map_tools), "arguments": {draw(arg_names): draw(st.sampled_from([[], {}, True, -1, 1e300]))}},
+        return ({"name": draw(map_tools),
+                 "arguments": {draw(arg_names): draw(st.sampled_from([[], {}, True, -1, 1e300]))}},
                 {"schema_error"})
     if kind == "non_dict_arguments":
         return {"name": draw(map_tools), "arguments": draw(st.sampled_from([[1], 5, True, "[1]"]))}, {"schema_error"}
@@ -252,7 +255,8 @@ def test_object_actions_are_checked_like_text():
     assert parsed.error is None
     assert parsed.arguments == parse_action(json.dumps(call)).arguments
     assert type(parsed.arguments["strategy"][0]) is str and type(parsed.arguments["waypoints"]) is list
-    radius = parse_action({"name": "search_around_poi", "arguments": {"location": "116.4,39.9", "radius": np.int64(500)}})
+    radius = parse_action({"name": "search_around_poi",
+                           "arguments": {"location": "116.4,39.9", "radius": np.int64(500)}})
     assert radius.arguments["radius"] == 500 and type(radius.arguments["radius"]) is int
     cyclic: dict = {"name": "finish", "arguments": {"answer": "x"}}
     cyclic["arguments"]["slots"] = cyclic
@@ -274,9 +278,11 @@ def test_huge_strings_leave_caches_and_records_bounded():
     env.reset(seed=4)
     before = {f: cache_entries(f) for f in (_parse_coordinate_text, _canonical_point_text)}
     for i in range(60):
-        long_coordinate = "116." + "1" * (MAX_STRING_CHARS // 2 - 100) + f"{i},39.9"  # valid and long: served by nearest
+        # valid and long: served by nearest
+        long_coordinate = "116." + "1" * (MAX_STRING_CHARS // 2 - 100) + f"{i},39.9"
         info = assert_step_contract(env.step({"name": "walking_route",
-                                              "arguments": {"origin": long_coordinate, "destination": long_coordinate}}))
+                                              "arguments": {"origin": long_coordinate,
+                                                            "destination": long_coordinate}}))
         assert info.get("error", {}).get("type") != "invalid_action"
     growth = {f.__name__: cache_entries(f) - n for f, n in before.items()}
     assert all(g <= 2 for g in growth.values()), growth  # one canonical short text at most, never the 60 long ones
@@ -290,8 +296,9 @@ def test_huge_strings_leave_caches_and_records_bounded():
     for i in range(30):
         env.reset(options={"episode_id": episode_id})
         long_place = f"{i}" + "北京南站" * 2_400  # 9,600 characters: over every tier of the fold cache
-        *_, info = env.step({"name": "finish", "arguments": {"answer": "全程12公里",
-                                                             "slots": {"origin": long_place, "destination": long_place}}})
+        *_, info = env.step({"name": "finish",
+                             "arguments": {"answer": "全程12公里",
+                                           "slots": {"origin": long_place, "destination": long_place}}})
         assert "metrics" in info
     assert {f.__name__: cache_entries(f) for f in before} == {f.__name__: n for f, n in before.items()}
 

@@ -143,12 +143,14 @@ def test_action_space_contains_every_documented_form():
                    "function": {"name": "query_poi", "arguments": json.dumps(call["arguments"], ensure_ascii=False)}}
     members = [call, json.dumps(call, ensure_ascii=False), openai_dict, json.dumps(openai_dict),
                ChatCompletionMessageToolCall.model_validate(openai_dict),
-               {"name": "finish", "arguments": {"answer": "晴"}}, {"name": "query_poi", "arguments": '{"keywords": "x"}'},
+               {"name": "finish", "arguments": {"answer": "晴"}},
+               {"name": "query_poi", "arguments": '{"keywords": "x"}'},
                {"name": "teleport", "arguments": {}},  # unknown tool: a legal action that costs a penalty
                "{not json", ""]  # any text within the cap is a legal action
     assert all(space.contains(m) for m in members)
     outsiders = ["x" * 20_001, {"arguments": {}}, {"name": "query_poi", "arguments": {"keywords": "\ud800"}},
-                 {"name": "finish", "arguments": {"answer": "x", "n": float("nan")}}, {"name": "x", "arguments": {1, 2}},
+                 {"name": "finish", "arguments": {"answer": "x", "n": float("nan")}},
+                 {"name": "x", "arguments": {1, 2}},
                  5, None, b"{}", [call]]
     assert not any(space.contains(o) for o in outsiders)
 

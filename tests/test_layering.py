@@ -286,7 +286,7 @@ def test_deferred_imports_are_marked_and_still_count():
     source = "import mobility_env.tools\ndef f():\n    import mobility_rewards.shaping\n"
     refs = references("mobility_env.sandbox", source, FAKE_KNOWN)
     assert [(r.target, r.module_level) for r in refs] == [("mobility_env.tools", True),
-                                                         ("mobility_rewards.shaping", False)]
+                                                          ("mobility_rewards.shaping", False)]
     assert len(layer_violations(refs)) == 1
 
 

@@ -360,7 +360,8 @@ def test_plan_execute_in_json_mode(env, by_scenario, oracle):
     episode_id = by_scenario["Weather Query"]
     expected, actions = oracle(episode_id)
     finish = actions[-1]["arguments"]
-    plan = {"intent": finish["intent"], "slots": finish["slots"], "steps": [{"step": s, "goal": s} for s in finish["plan"]]}
+    plan = {"intent": finish["intent"], "slots": finish["slots"],
+            "steps": [{"step": s, "goal": s} for s in finish["plan"]]}
     script = [text_turn(json.dumps(plan, ensure_ascii=False))]
     script += [text_turn(json.dumps(a, ensure_ascii=False)) for a in actions[:-1]]
     script += [text_turn("done") for _ in finish["plan"]]
@@ -470,3 +471,17 @@ def test_text_actions_are_read_from_tags_fences_and_bare_json():
         == "weather_query"
     assert parse_text_actions("今天晴，记得带伞。") == []
     assert parse_text_actions('{"answer": "晴"}') == []  # JSON without a tool name is not a call
+
+
+def test_a_step_spent_only_on_tool_calls_still_leaves_a_note(env, by_scenario):
+    """A worker that uses every turn of a step on tool calls gets a note naming them, not "-"."""
+    episode_id = by_scenario["Weather Query"]
+    plan = {"intent": "Weather Query", "slots": {}, "steps": [{"step": "weather_query", "goal": "the weather"}]}
+    calls = [tool_turn(tool_call("weather_query", {"city": f"城市{i}"}, f"c{i}")) for i in range(3)]
+    report = text_turn(json.dumps({"answer": "不知道", "route_index": None}, ensure_ascii=False))
+    with ScriptedOpenAIServer([text_turn(json.dumps(plan))] + calls + [report]) as server:
+        record = PlanExecuteAgent(config_for(server), worker_turns_per_step=3).run_episode(env, episode_id)
+        assert_clean(server)
+    reporter_input = server.chat_bodies[-1]["messages"][-1]["content"]
+    assert "1. weather_query: (no summary; called weather_query, weather_query, weather_query)" in reporter_input
+    assert record["result"]["failure"] is None

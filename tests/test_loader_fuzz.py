@@ -144,7 +144,8 @@ def test_parse_literal_agrees_with_literal_eval_and_tells_a_cut_from_garbage(val
         parse_literal(text[:cut])
     assert info.value.incomplete, (text[:cut], info.value)
     at = data.draw(st.integers(0, len(text)), label="at")
-    junk = data.draw(st.sampled_from([",", ":", "]", "}", ")", "'", "[", "x", "1", " ", "\\", "<", "(", "{"]), label="junk")
+    junk = data.draw(st.sampled_from([",", ":", "]", "}", ")", "'", "[", "x", "1", " ", "\\", "<", "(", "{"]),
+                     label="junk")
     changed = text[:at] + junk + text[at:]
     try:
         with warnings.catch_warnings():

@@ -203,7 +203,7 @@ def test_bad_rows_are_reported_with_file_row_and_column(sample_table, write_csv,
     assert [e.row for e in episodes] == [1, 6]
     assert episodes.report.loaded + len(rejected) == 6  # nothing dropped silently
     assert episodes.report.to_dict()["rejected"][0] == {"file": str(path), "row": 2, "column": "tool_list",
-                                                       "reason": rejected[0].reason}
+                                                        "reason": rejected[0].reason}
     assert "2 loaded" in episodes.report.summary() and "4 rejected" in episodes.report.summary()
 
 

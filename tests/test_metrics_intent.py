@@ -21,7 +21,8 @@ RIGHT = [
     ("preference-constrained route planning", "Option-Constrained Route Planning"),
     ("preference-constrained route planning", "Route-Constrained Planning"),
     ("偏好约束路线规划", "Route-Constrained Planning"), ("偏好约束路线规划", "Option-Constrained Route Planning"),
-    ("Basic Route Planning", "Point-to-Point Planning"),  # paraphrases "route planning" (decision in mobility_rewards.intent)
+    # paraphrases "route planning" (decision in mobility_rewards.intent)
+    ("Basic Route Planning", "Point-to-Point Planning"),
 ]
 WRONG = [
     ("天气查询", "POI Query"), ("Weather Query", "Traffic Info Query"), ("附近搜索", "POI Query"),

@@ -55,7 +55,8 @@ def test_killed_worker_loses_and_duplicates_nothing(tmp_path, built_dir):
         if len(submitted) == 4:
             ray.kill(actor, no_restart=True)
 
-    records = run_ray(OracleAgent, _config(tmp_path, "killed", built_dir, limit=12, workers=2), on_submit=kill_on_fourth)
+    records = run_ray(OracleAgent, _config(tmp_path, "killed", built_dir, limit=12, workers=2),
+                      on_submit=kill_on_fourth)
     keys = [(r["episode_id"], r["sample_index"]) for r in records]
     assert len(keys) == len(set(keys)) == 12
     assert len(submitted) > 12  # the killed worker's episodes were re-run

@@ -112,7 +112,8 @@ def test_edge_cases_no_calls_no_finish_truncated_empty_plan():
 
 
 def test_episode_without_gold():
-    episode = Episode(episode_id="t-empty", query="?", task_scenario="POI Query", intent_family="Basic Information Retrieval")
+    episode = Episode(episode_id="t-empty", query="?", task_scenario="POI Query",
+                      intent_family="Basic Information Retrieval")
     metrics = compute_metrics(episode, Trajectory(episode_id="t-empty", finish=FinishRecord(answer="?", slots={})))
     assert (metrics["TS_P"], metrics["TS_R"], metrics["SC"], metrics["PF"], metrics["CALL_NR"]) == (1.0,) * 5
     assert (metrics["DEC_P"], metrics["DEC_R"]) == (1.0, 1.0)

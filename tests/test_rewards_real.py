@@ -193,7 +193,8 @@ def test_wrong_departure_time_fails(usable):
             continue
         minutes = int(match.group(1)) * 60 + int(match.group(2) or 0) - 45
         wrong = gold.finish.answer.replace(match.group(0), f"{minutes // 60 % 24:02d}:{minutes % 60:02d}出发"
-                                           if ":" in match.group(0) else f"{minutes // 60 % 12 or 12}点{minutes % 60}分出发")
+                                           if ":" in match.group(0)
+                                           else f"{minutes // 60 % 12 or 12}点{minutes % 60}分出发")
         assert fpr(episode, with_finish(gold, answer=wrong)) == 0.0, (episode.episode_id, wrong)
         checked += 1
     assert checked >= 4

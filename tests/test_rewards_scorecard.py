@@ -30,7 +30,8 @@ def test_unbiased_estimators_by_hand():
 def test_aggregation_per_scenario_family_overall_with_samples_and_exclusion():
     family = "Basic Information Retrieval"
     records = [
-        record("a", "Weather Query", family, 1.0, 0, (100, 10)), record("a", "Weather Query", family, 0.0, 1, (300, 30)),
+        record("a", "Weather Query", family, 1.0, 0, (100, 10)),
+        record("a", "Weather Query", family, 0.0, 1, (300, 30)),
         record("b", "POI Query", family, 1.0, 0, ID=0.0), record("b", "POI Query", family, 1.0, 1, ID=0.0),
         record("c", "POI Query", family, 0.0, 0), record("c", "POI Query", family, 0.0, 1),
     ]

@@ -106,9 +106,9 @@ def test_calls_that_replay_nothing_right_earn_nothing():
         # the gold call itself, but the replay missed (e.g. a sandbox built without it): no credit
         "miss_of_gold": CallRecord(step=0, name="query_poi", arguments=dict(episode.gold_calls[0].arguments),
                                    match="miss", error={"type": "no_cached_result", "message": "not served"}),
-        "schema": CallRecord(step=0, name="driving_route", arguments={"origin": USER}, error={"type": "schema_error",
-                             "message": "destination missing"}, schema_errors=[{"field": "destination", "rule":
-                             "required", "message": "missing"}]),
+        "schema": CallRecord(step=0, name="driving_route", arguments={"origin": USER},
+                             error={"type": "schema_error", "message": "destination missing"},
+                             schema_errors=[{"field": "destination", "rule": "required", "message": "missing"}]),
         "invalid_json": CallRecord(step=0, name=None, arguments=None, error={"type": "invalid_json", "message": "{"}),
         # a recorded alternative with another strategy (gold index None) served the call
         "wrong_strategy": CallRecord(step=0, name="driving_route", arguments={**route_args, "strategy": ["不走高速"]},

@@ -4,7 +4,7 @@ from hypothesis import given, strategies as st
 
 from mobility_rewards.reference import format_clock, format_distance, format_duration
 from mobility_rewards.units import (Quantity, arabize, chinese_numeral_value, clock_difference, parse_clock_times,
-                           parse_distances, parse_durations, parse_temperatures, within_tolerance)
+                                    parse_distances, parse_durations, parse_temperatures, within_tolerance)
 
 
 def test_chinese_numerals():

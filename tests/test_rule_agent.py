@@ -271,13 +271,13 @@ def test_rides_line(line, excluded, rides):
 
 RAW_BUS = {"status": "SUCCESS", "error": None, "data": {"route": {
     "origin": "1,1", "destination": "2,2", "transits": [
-    {"duration": "1703", "cost": "2", "walking_distance": "318", "distance": "3606", "segments": [
-        {"bus": {"buslines": [{"name": "地铁1号线(a--b)", "type": "地铁线路", "departure_stop": {"name": "甲"},
-                               "arrival_stop": {"name": "乙"}, "via_num": "4"}]}}]},
-    {"duration": "2000", "cost": "3", "walking_distance": "500", "distance": "4000", "segments": [
-        {"bus": {"buslines": [{"name": "37路(c--d)", "departure_stop": {"name": "丙"},
-                               "arrival_stop": {"name": "丁"}}]}},
-        {"railway": {"name": "城际铁路", "departure_stop": {"name": "戊"}, "arrival_stop": {"name": "己"}}}]}]}}}
+        {"duration": "1703", "cost": "2", "walking_distance": "318", "distance": "3606", "segments": [
+            {"bus": {"buslines": [{"name": "地铁1号线(a--b)", "type": "地铁线路", "departure_stop": {"name": "甲"},
+                                   "arrival_stop": {"name": "乙"}, "via_num": "4"}]}}]},
+        {"duration": "2000", "cost": "3", "walking_distance": "500", "distance": "4000", "segments": [
+            {"bus": {"buslines": [{"name": "37路(c--d)", "departure_stop": {"name": "丙"},
+                                   "arrival_stop": {"name": "丁"}}]}},
+            {"railway": {"name": "城际铁路", "departure_stop": {"name": "戊"}, "arrival_stop": {"name": "己"}}}]}]}}}
 CYCLING = "有2种骑行路线：\n第1种：主要经过葛嘴线、长风路、淇山路，全程21.3公里，预计耗时1小时49分钟\n第2种：主要经过淇山路，全程800米，预计耗时5分钟"
 
 

@@ -57,7 +57,8 @@ def test_filters_limit_and_seeds(tmp_path, sample_csv, sample_episodes):
     with pytest.raises(ConfigError, match="--resume"):
         run_local(OracleAgent, config)
     with pytest.raises(ConfigError, match="no episode has scenario"):
-        run_local(OracleAgent, RunConfig(out_dir=tmp_path / "none", data=str(sample_csv), scenarios=["Flying"], progress=False))
+        run_local(OracleAgent, RunConfig(out_dir=tmp_path / "none", data=str(sample_csv), scenarios=["Flying"],
+                                         progress=False))
 
 
 def test_resume_after_hard_kill_loses_and_duplicates_nothing(tmp_path, sample_csv):

@@ -142,7 +142,8 @@ def test_no_highway_avoids_highways_and_differs_from_highway_first():
     fast, slow = highway["route"]["paths"][0], no_highway["route"]["paths"][0]
     assert int(slow["cost"]["duration"]) > int(fast["cost"]["duration"])
     assert int(slow["distance"]) > int(fast["distance"])
-    assert int(less_toll["route"]["paths"][0]["cost"]["tolls"]) == 0 < int(default["route"]["paths"][0]["cost"]["tolls"])
+    assert (int(less_toll["route"]["paths"][0]["cost"]["tolls"])
+            == 0 < int(default["route"]["paths"][0]["cost"]["tolls"]))
 
 
 def test_option_constrained_alternatives_are_other_strategies(episodes):
@@ -152,7 +153,8 @@ def test_option_constrained_alternatives_are_other_strategies(episodes):
         if "不走高速" in gold.arguments["strategy"]:
             assert all(path_highway_m(p) == 0 for p in gold.response["route"]["paths"])
         strategies = [tuple(c.arguments.get("strategy") or ()) for c in episode.recorded
-                      if c.gold_index is None and c.name == "driving_route" and c.arguments["destination"] == gold.arguments["destination"]]
+                      if c.gold_index is None and c.name == "driving_route"
+                      and c.arguments["destination"] == gold.arguments["destination"]]
         assert () in strategies and len(strategies) >= 2
 
 
@@ -169,8 +171,10 @@ def test_waypoint_route_is_longer_than_the_direct_alternative(episodes):
     for episode in _by_scenario(episodes, "Multi-stop Planning"):
         gold = episode.gold_response(len(episode.gold_calls) - 1)
         direct = next(c for c in episode.recorded if c.gold_index is None and c.name == "driving_route"
-                      and c.arguments["destination"] == gold.arguments["destination"] and not c.arguments.get("waypoints"))
-        assert int(gold.response["route"]["paths"][0]["distance"]) > int(direct.response["route"]["paths"][0]["distance"])
+                      and c.arguments["destination"] == gold.arguments["destination"]
+                      and not c.arguments.get("waypoints"))
+        assert (int(gold.response["route"]["paths"][0]["distance"])
+                > int(direct.response["route"]["paths"][0]["distance"]))
         via = next(c for c in episode.recorded if c.source_column == "std_transit")
         assert via.arguments["keywords"] == episode.fields["query_transit_poi"]
         assert via.response["location"] == gold.arguments["waypoints"][0]
@@ -202,7 +206,8 @@ def test_info_fields_equal_the_recorded_responses(episodes):
     for episode in _by_scenario(episodes, "Weather Query"):
         assert episode.fields["weather_description"] == episode.gold_response(0).response["data"]["weather_description"]
     for episode in _by_scenario(episodes, "Geolocation Query"):
-        assert episode.fields["formatted_address"] == episode.gold_response(0).response["regeocode"]["formatted_address"]
+        assert (episode.fields["formatted_address"]
+                == episode.gold_response(0).response["regeocode"]["formatted_address"])
     for episode in _by_scenario(episodes, "POI Query"):
         assert episode.fields["ans_loc"] == episode.gold_response(0).response["data"]["location"]
     for episode in _by_scenario(episodes, "Nearby Query"):

@@ -174,8 +174,8 @@ def _record(episode_id: str, scenario: str, verdict: Verdict | None, sample_inde
 
 
 def test_failing_checks_counts_episodes_shares_and_examples():
-    failing = lambda *names: Verdict(True, [Check(n, "12 km", "20 km", False, f"{n} is off") for n in names]  # noqa: E731
-                                     + [Check("ok", passed=True)])
+    failing = lambda *names: Verdict(  # noqa: E731
+        True, [Check(n, "12 km", "20 km", False, f"{n} is off") for n in names] + [Check("ok", passed=True)])
     passing = Verdict(True, [Check("ok", passed=True)])
     records = [
         _record("a", "Point-to-Point Planning", failing("distance", "duration")),
@@ -211,8 +211,9 @@ def test_failing_checks_counts_episodes_shares_and_examples():
 
 
 def test_report_of_an_old_run_without_verdicts_skips_them_with_a_note(tmp_path):
-    old = [{"episode_id": f"e{i}", "sample_index": 0, "task_scenario": "POI Query", "intent_family": "Basic Information "
-            "Retrieval", "metrics": {"FPR": 0.0, "DR": 1.0}, "input_tokens": 0, "output_tokens": 0} for i in range(3)]
+    old = [{"episode_id": f"e{i}", "sample_index": 0, "task_scenario": "POI Query",
+            "intent_family": "Basic Information Retrieval", "metrics": {"FPR": 0.0, "DR": 1.0},
+            "input_tokens": 0, "output_tokens": 0} for i in range(3)]
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in old), encoding="utf-8")
     assert len(read_jsonl(tmp_path / "results.jsonl")) == 3
     cli("report", str(tmp_path), cwd=tmp_path)

@@ -45,7 +45,8 @@ def _hospital(rng: random.Random, place: str, short: str, district: str) -> str:
 
 
 def _school(rng: random.Random, place: str, short: str, district: str) -> str:
-    return pick(rng, (f"{short}市第{rng.randint(1, 40)}中学", f"{place}小学", f"{pick(rng, STEMS)}实验学校", f"{district}{pick(rng, STEMS)}幼儿园"))
+    return pick(rng, (f"{short}市第{rng.randint(1, 40)}中学", f"{place}小学", f"{pick(rng, STEMS)}实验学校",
+                      f"{district}{pick(rng, STEMS)}幼儿园"))
 
 
 def _residential(rng: random.Random, place: str, short: str, district: str) -> str:

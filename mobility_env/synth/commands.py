@@ -15,14 +15,16 @@ def _parse_mix(text: str | None):
     try:
         mix = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"--mix must be 'paper', 'uniform' or a JSON object of scenario/family -> weight: {exc}") from exc
+        raise ConfigError(f"--mix must be 'paper', 'uniform' or a JSON object of scenario/family -> weight: "
+                          f"{exc}") from exc
     return mix
 
 
 def _cmd_synth(args: argparse.Namespace) -> int:
     from .generate import synthesize
 
-    out = synthesize(args.n, args.seed, args.out, mix=_parse_mix(args.mix), progress=not args.quiet, workers=args.workers)
+    out = synthesize(args.n, args.seed, args.out, mix=_parse_mix(args.mix), progress=not args.quiet,
+                     workers=args.workers)
     print(f"wrote {out / 'episodes.parquet'} and {out / 'sandbox.parquet'}")
     return 0
 
@@ -37,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     synth.add_argument("--mix", default=None,
                        help="'paper' (default: intent families 36.6/9.6/42.5/11.3%%), 'uniform', or JSON like "
                             "'{\"Weather Query\": 2, \"Basic Route Planning\": 1}'")
-    synth.add_argument("--workers", type=int, default=None, help="generator processes (default: CPU count for n >= 5000)")
+    synth.add_argument("--workers", type=int, default=None,
+                       help="generator processes (default: CPU count for n >= 5000)")
     synth.add_argument("--quiet", action="store_true", help="no progress on stderr")
     synth.set_defaults(func=_cmd_synth)

@@ -44,7 +44,8 @@ def _cell_place(world: World, city: City, category: str, cx: int, cy: int, k: in
 
 def cell_places(world: World, city: City, category: str, cx: int, cy: int) -> list[Poi]:
     """The places of ``category`` in cell (cx, cy) of ``city`` (possibly none)."""
-    return [_cell_place(world, city, category, cx, cy, k, p) for k, p in enumerate(_cell_points(world, city, category, cx, cy))]
+    return [_cell_place(world, city, category, cx, cy, k, p)
+            for k, p in enumerate(_cell_points(world, city, category, cx, cy))]
 
 
 def matches_keyword(poi: Poi, keyword: str) -> bool:
@@ -99,7 +100,8 @@ def sibling_of(world: World, city: City, poi: Poi, salt: str = "") -> Poi:
     rng = rng_for(world.seed, "sibling", city.name, poi.name, salt)
     for _ in range(20):
         angle, dist = rng.uniform(0, 2 * math.pi), rng.uniform(1500, 6000)
-        point = city.point(*(a + b for a, b in zip(city.xy(poi.location), (dist * math.cos(angle), dist * math.sin(angle)))))
+        point = city.point(*(a + b for a, b in zip(city.xy(poi.location),
+                                                   (dist * math.cos(angle), dist * math.sin(angle)))))
         district = city.district_of(point)
         if poi.brand:
             place = city.nearest_ew(point)[0] if rng.random() < 0.5 else city.nearest_ns(point)[0]
@@ -107,7 +109,8 @@ def sibling_of(world: World, city: City, poi: Poi, salt: str = "") -> Poi:
             name = f"{poi.brand}({place}{suffix})"
         elif poi.category == "metro_station":
             name = poi.name.replace("(地铁站)", "(公交站)")
-            point = city.point(*(a + b for a, b in zip(city.xy(poi.location), (rng.uniform(-300, 300), rng.uniform(-300, 300)))))
+            point = city.point(*(a + b for a, b in zip(city.xy(poi.location),
+                                                       (rng.uniform(-300, 300), rng.uniform(-300, 300)))))
         else:
             name = poi.name + _VARIANTS[rng.randrange(len(_VARIANTS))]
         address = city.street_address(point, name)

@@ -52,7 +52,8 @@ PREFERENCE_WORDS = {
     "大路优先": ("走大路", "大路优先"),
     "速度最快": ("走最快的路线", "怎么走最快", "速度最快"),
 }
-OPTION = ("去{dest}{pref}", "{dest}{pref}", "规划去{dest}的路线{pref}", "导航到{dest}，{pref}", "我要去{dest}{pref}", "{pref}，去{dest}")
+OPTION = ("去{dest}{pref}", "{dest}{pref}", "规划去{dest}的路线{pref}", "导航到{dest}，{pref}", "我要去{dest}{pref}",
+          "{pref}，去{dest}")
 EXCLUDE = ("坐公交去{dest}，不想坐{line}怎么走？", "去{dest}坐公交或地铁，但不要坐{line}怎么走？", "坐公交去{dest}，不乘坐{line}的路线怎么走？",
            "坐公交去{dest}，不要坐{line}", "去{dest}别坐{line}，坐公交怎么走")
 EXCLUDE_FROM = ("从{start}到{dest}不要坐{line}怎么走", "从{start}坐公交到{dest}，不坐{line}")

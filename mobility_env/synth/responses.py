@@ -62,7 +62,8 @@ def regeo_response(world: World, city: City, point: Point) -> dict[str, Any]:
     """Reverse geocoding of ``point``: the three nearest arterials, one crossing, nearby POIs."""
     x, y = city.xy(point)
     roads = []
-    for name, coord in sorted(city.ew_roads, key=lambda r: abs(r[1] - y))[:2] + sorted(city.ns_roads, key=lambda r: abs(r[1] - x))[:1]:
+    for name, coord in (sorted(city.ew_roads, key=lambda r: abs(r[1] - y))[:2]
+                        + sorted(city.ns_roads, key=lambda r: abs(r[1] - x))[:1]):
         on_road = city.point(x, coord) if (name, coord) in city.ew_roads else city.point(coord, y)
         roads.append({"id": f"R{hash_text(city.name + name) % 10**9:09d}", "location": format_location(on_road),
                       "direction": heading_between(on_road, point), "name": name,

@@ -78,14 +78,21 @@ def plan_leg(world: World, city: City, origin: Point, destination: Point, mode: 
     rng = rng_for(world.seed, "leg", city.name, origin, destination, mode, variant, avoid_jam)
     dx, dy = local_xy(origin, destination)
     gc = haversine_m(origin, destination)
-    long_trip = gc > LONG_TRIP_M or max(math.hypot(*city.xy(origin)), math.hypot(*city.xy(destination))) > city.radius_m * 1.2
+    long_trip = (gc > LONG_TRIP_M
+                 or max(math.hypot(*city.xy(origin)), math.hypot(*city.xy(destination))) > city.radius_m * 1.2)
     heading = compass_word(dx, dy)
-    start = Segment(city.street_near(origin) if rng.random() < 0.7 else "", "street", 80 + 400 * rng.random(), compass_word(dx, 0))
+    start = Segment(city.street_near(origin) if rng.random() < 0.7 else "", "street", 80 + 400 * rng.random(),
+                    compass_word(dx, 0))
     end = Segment(city.street_near(destination, "end"), "street", 60 + 350 * rng.random(), compass_word(0, dy))
     ew = _arterial(world, city, origin, "ew", variant, avoid_jam)
     ns = _arterial(world, city, destination, "ns", variant, avoid_jam)
-    ew_seg = lambda share: Segment(ew[0], "arterial", max(150.0, abs(dx) * share), "东" if dx >= 0 else "西")
-    ns_seg = lambda share: Segment(ns[0], "arterial", max(150.0, abs(dy) * share), "北" if dy >= 0 else "南")
+
+    def ew_seg(share: float) -> Segment:
+        return Segment(ew[0], "arterial", max(150.0, abs(dx) * share), "东" if dx >= 0 else "西")
+
+    def ns_seg(share: float) -> Segment:
+        return Segment(ns[0], "arterial", max(150.0, abs(dy) * share), "北" if dy >= 0 else "南")
+
     if long_trip:
         access = Segment(ew[0], "arterial", 1500 + 2500 * rng.random(), heading)
         exit_road = Segment(city.street_near(destination, "exit"), "arterial", 800 + 2000 * rng.random(), heading)
@@ -109,10 +116,12 @@ def plan_leg(world: World, city: City, origin: Point, destination: Point, mode: 
         elevated = city.elevated[variant % len(city.elevated)]
         if avoid_jam and world.traffic_state(city.name, elevated) != "畅通":
             elevated = city.elevated[(variant + 1) % len(city.elevated)]
-        return [start, ew_seg(0.2), Segment(elevated, "elevated", (abs(dx) + abs(dy)) * 0.72, heading), ns_seg(0.2), end]
+        return [start, ew_seg(0.2), Segment(elevated, "elevated", (abs(dx) + abs(dy)) * 0.72, heading), ns_seg(0.2),
+                end]
     if variant and abs(dx) > 1500:
         ew2 = _arterial(world, city, destination, "ew", variant, avoid_jam)
-        return [start, ew_seg(0.55), ns_seg(1.0), Segment(ew2[0], "arterial", abs(dx) * 0.5, "东" if dx >= 0 else "西"), end]
+        return [start, ew_seg(0.55), ns_seg(1.0), Segment(ew2[0], "arterial", abs(dx) * 0.5, "东" if dx >= 0 else "西"),
+                end]
     return [start, ew_seg(1.0), ns_seg(1.0), end]
 
 

@@ -26,7 +26,8 @@ WALK_SPEED_MS = 1.25
 BIKE_SPEED_MS = 3.9
 
 
-def _trip(world: World, city: City, points: list[Point], mode: str, variant: int, style: RouteStyle) -> list[list[Segment]]:
+def _trip(world: World, city: City, points: list[Point], mode: str, variant: int,
+          style: RouteStyle) -> list[list[Segment]]:
     return [plan_leg(world, city, a, b, mode, variant, style.avoid_jam) for a, b in zip(points, points[1:])]
 
 
@@ -61,7 +62,8 @@ def _driving_step(world: World, city: City, segment: Segment, action: str, assis
     step.update({"step_distance": str(int(round(segment.distance_m))),
                  "cost": {"duration": str(int(round(duration))), "tolls": str(tolls),
                           "toll_distance": str(int(round(segment.distance_m))) if segment.tolled else "0",
-                          "toll_road": segment.road if segment.tolled else "", "traffic_lights": str(segment_lights(segment))},
+                          "toll_road": segment.road if segment.tolled else "",
+                          "traffic_lights": str(segment_lights(segment))},
                  "navi": {"action": action, "assistant_action": assistant}})
     return step
 
@@ -96,7 +98,8 @@ def driving_response(world: World, city: City, origin: str, destination: str, st
 def _walking_step(world: World, city: City, segment: Segment, action: str, assistant: str) -> dict[str, Any]:
     where = f"沿{segment.road}" if segment.road else ""
     return {"instruction": f"{where}向{segment.heading}步行{distance_text(segment.distance_m)}{action or assistant}",
-            "orientation": segment.heading, "road_name": segment.road, "step_distance": str(int(round(segment.distance_m))),
+            "orientation": segment.heading, "road_name": segment.road,
+            "step_distance": str(int(round(segment.distance_m))),
             "cost": {"duration": str(int(round(segment.distance_m / WALK_SPEED_MS)))},
             "navi": {"action": action, "assistant_action": assistant, "walk_type": "0"}}
 
@@ -106,7 +109,8 @@ def walking_response(world: World, city: City, origin: str, destination: str) ->
     trip = _trip(world, city, points, "plain", 0, RouteStyle(highway=False, toll=False))
     steps = _steps(world, city, trip, _walking_step)
     distance = sum(int(s["step_distance"]) for s in steps)
-    path = {"distance": str(distance), "cost": {"duration": str(sum(int(s["cost"]["duration"]) for s in steps))}, "steps": steps}
+    path = {"distance": str(distance), "cost": {"duration": str(sum(int(s["cost"]["duration"]) for s in steps))},
+            "steps": steps}
     return {"status": "1", "info": "OK", "infocode": "10000", "count": "1",
             "route": {"origin": origin, "destination": destination, "paths": [path]}}
 

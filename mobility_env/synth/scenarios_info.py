@@ -23,14 +23,16 @@ def _context(d: Draft) -> dict[str, Any]:
 
 
 def build_poi_query(d: Draft) -> dict[str, Any] | None:
-    poi = d.neighbourhood_place(d.user, 8000) if d.u() < 0.3 else d.city.landmarks[d.rng.randrange(len(d.city.landmarks))]
+    poi = (d.neighbourhood_place(d.user, 8000) if d.u() < 0.3
+           else d.city.landmarks[d.rng.randrange(len(d.city.landmarks))])
     kw = keyword_for(poi, d.city, d.u())
     response = poi_result_response(d.city, poi)
     d.gold("query_poi", {"keywords": kw, "city": d.city.name}, "poi_result", response)
     d.set(city=d.city.name, user_loc=d.user_loc, ans_loc=loc(poi))
     for salt in ("a", "b"):
         sibling = d.sibling(poi, salt)
-        d.alternative("query_poi", {"keywords": sibling.name, "city": d.city.name}, poi_result_response(d.city, sibling))
+        d.alternative("query_poi", {"keywords": sibling.name, "city": d.city.name},
+                      poi_result_response(d.city, sibling))
     return d.finish(queries.voice(d.rng, pick(d.rng, queries.POI).format(kw=kw)), _context(d))
 
 
@@ -60,7 +62,8 @@ def build_nearby_query(d: Draft) -> dict[str, Any] | None:
     d.gold("search_around_poi", {"location": center_loc, "keywords": kw}, "near_poi_ans", around)
     d.set(city=d.city.name, user_loc=d.user_loc, query_poi=center_kw, near_poi_info=kw, centre_loc=center_loc)
     if haversine_m(d.user, center.location) > 2000:
-        d.alternative("search_around_poi", {"location": d.user_loc, "keywords": kw}, around_response(d.world, d.city, d.user, kw))
+        d.alternative("search_around_poi", {"location": d.user_loc, "keywords": kw},
+                      around_response(d.world, d.city, d.user, kw))
     sibling = d.sibling(center, "nearby")
     d.alternative("query_poi", {"keywords": sibling.name, "city": d.city.name}, poi_result_response(d.city, sibling))
     d.alternative("search_around_poi", {"location": loc(sibling), "keywords": kw},
@@ -92,7 +95,8 @@ def build_weather_query(d: Draft) -> dict[str, Any] | None:
 
 def build_traffic_query(d: Draft) -> dict[str, Any] | None:
     city = d.city
-    roads = [r for r, _ in city.ew_roads + city.ns_roads] + city.elevated + [city.ring_highway] + [h for h, _ in city.highways]
+    roads = ([r for r, _ in city.ew_roads + city.ns_roads] + city.elevated + [city.ring_highway]
+             + [h for h, _ in city.highways])
     road = roads[d.rng.randrange(len(roads))]
     said = f"{city.name}{road}" if d.u() < 0.1 else road
     axis = city.ew_roads if any(r == road for r, _ in city.ew_roads) else city.ns_roads
@@ -104,7 +108,7 @@ def build_traffic_query(d: Draft) -> dict[str, Any] | None:
     d.set(city=city.name, user_loc=d.user_loc, road=said)
     others = [r for r in roads if r != road]
     for other in (others[d.rng.randrange(len(others))], others[d.rng.randrange(len(others))]):
-        d.alternative("traffic_status_road_api", {"name": other, "city": city.name}, traffic_response(d.world, city, other))
+        d.alternative("traffic_status_road_api", {"name": other, "city": city.name},
+                      traffic_response(d.world, city, other))
     text = pick(d.rng, queries.TRAFFIC).format(road=said)
     return d.finish(queries.voice(d.rng, text), _context(d))
-

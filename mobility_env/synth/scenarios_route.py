@@ -20,8 +20,10 @@ from .routes import bicycling_response, driving_response, walking_response
 from .transit import bus_response
 from .world import Poi
 
-_STD = {"start": ("query_start_poi", "std_start"), "via": ("query_transit_poi", "std_transit"), "end": ("query_end_poi", "std_end")}
-_ROUTE_TOOL = {"driving": "driving_route", "walking": "walking_route", "bicycling": "bicycling_route", "transit": "bus_route"}
+_STD = {"start": ("query_start_poi", "std_start"), "via": ("query_transit_poi", "std_transit"),
+        "end": ("query_end_poi", "std_end")}
+_ROUTE_TOOL = {"driving": "driving_route", "walking": "walking_route", "bicycling": "bicycling_route",
+               "transit": "bus_route"}
 _STRATEGY_WEIGHTS = (("不走高速", 35), ("高速优先", 25), ("少收费", 15), ("躲避拥堵", 15), ("大路优先", 5), ("速度最快", 5))
 _OPPOSITE = {"不走高速": "高速优先", "高速优先": "不走高速", "少收费": "高速优先", "躲避拥堵": "速度最快", "大路优先": "不走高速",
              "速度最快": "不走高速"}
@@ -48,7 +50,8 @@ def route_response(d: Draft, mode: str, origin: str, destination: str, strategy:
     return bus_response(d.world, d.city, origin, destination)[0]
 
 
-def _route_args(origin: str, destination: str, strategy: list[str] | None = None, waypoints: list[str] | None = None) -> dict[str, Any]:
+def _route_args(origin: str, destination: str, strategy: list[str] | None = None,
+                waypoints: list[str] | None = None) -> dict[str, Any]:
     args: dict[str, Any] = {"origin": origin, "destination": destination}
     if strategy:
         args["strategy"] = strategy
@@ -76,7 +79,8 @@ def _sibling_trip(d: Draft, dest: Poi, mode: str, origin: str) -> None:
 def _far_destination(d: Draft, low_m: float) -> Poi:
     if d.u() < 0.5:
         return d.city.counties[d.rng.randrange(len(d.city.counties))]
-    return d.landmark_between(d.user, low_m, 1e9, d.city.landmarks) or d.city.counties[d.rng.randrange(len(d.city.counties))]
+    return (d.landmark_between(d.user, low_m, 1e9, d.city.landmarks)
+            or d.city.counties[d.rng.randrange(len(d.city.counties))])
 
 
 def _start(d: Draft, share: float, dest_hint: Poi | None = None) -> tuple[Poi | None, str]:
@@ -107,7 +111,8 @@ def build_route_property(d: Draft) -> dict[str, Any] | None:
     response = route_response(d, "driving", origin, destination)
     d.gold("driving_route", _route_args(origin, destination), "route_ans", response)
     d.set(city=d.city.name)
-    d.alternative("driving_route", _route_args(origin, destination, ["不走高速"]), route_response(d, "driving", origin, destination, ["不走高速"]))
+    d.alternative("driving_route", _route_args(origin, destination, ["不走高速"]),
+                  route_response(d, "driving", origin, destination, ["不走高速"]))
     _other_modes(d, origin, destination, haversine_m(d.user if not start else start.location, dest.location), "driving")
     _sibling_trip(d, dest, "driving", origin)
     template = pick(d.rng, queries.ROUTE_PROPERTY_FROM) if start else pick(d.rng, queries.ROUTE_PROPERTY)
@@ -132,7 +137,8 @@ def build_arrival_departure(d: Draft) -> dict[str, Any] | None:
 
 def build_point_to_point(d: Draft) -> dict[str, Any] | None:
     mode = pick(d.rng, ("driving",) * 9 + ("walking",) * 3 + ("bicycling",) * 3 + ("transit",) * 5)
-    span = {"driving": (2000, 40000), "walking": (300, 3000), "bicycling": (1000, 12000), "transit": (2500, 15000)}[mode]
+    span = {"driving": (2000, 40000), "walking": (300, 3000), "bicycling": (1000, 12000),
+            "transit": (2500, 15000)}[mode]
     if mode == "transit":
         d.move_user(d.near_stop())
     dest = d.landmark_between(d.user, *span) if mode in ("driving", "transit") else None
@@ -190,7 +196,8 @@ def build_option_constrained(d: Draft) -> dict[str, Any] | None:
     d.set(city=d.city.name, strategy_list=strategy)
     main = strategy[-1]
     for alt in (None, [_OPPOSITE[main]], [main if main != "躲避拥堵" else "不走高速"] if len(strategy) > 1 else ["躲避拥堵"]):
-        d.alternative("driving_route", _route_args(d.user_loc, destination, alt), route_response(d, "driving", d.user_loc, destination, alt))
+        d.alternative("driving_route", _route_args(d.user_loc, destination, alt),
+                      route_response(d, "driving", d.user_loc, destination, alt))
     _sibling_trip(d, dest, "driving", d.user_loc)
     pref = "，".join(pick(d.rng, queries.PREFERENCE_WORDS[s]) for s in strategy)
     text = pick(d.rng, queries.OPTION).format(dest=dest_kw, pref=pref)

@@ -96,7 +96,8 @@ def _nearest_stops(city: City, point: Point) -> list[tuple[float, Line, int]]:
 def _transfer(world: World, city: City, first: Line, second: Line) -> tuple[int, int, float]:
     key = (city.name, f"transfer:{first.name}|{second.name}")
     if key not in world.derived:
-        d = np.hypot(first.stop_xy[:, None, 0] - second.stop_xy[None, :, 0], first.stop_xy[:, None, 1] - second.stop_xy[None, :, 1])
+        d = np.hypot(first.stop_xy[:, None, 0] - second.stop_xy[None, :, 0],
+                     first.stop_xy[:, None, 1] - second.stop_xy[None, :, 1])
         i, j = np.unravel_index(int(np.argmin(d)), d.shape)
         world.derived[key] = (int(i), int(j), float(d[i, j]))
     return world.derived[key]  # type: ignore[return-value]
@@ -130,7 +131,8 @@ def ranked_journeys(candidates: list[Journey], strategy: str = "0", limit: int =
 
 
 def _stop(line: Line, index: int) -> dict[str, str]:
-    return {"name": line.stop_names[index], "id": f"{line.line_id}{index:03d}", "location": format_location(line.stop_points[index])}
+    return {"name": line.stop_names[index], "id": f"{line.line_id}{index:03d}",
+            "location": format_location(line.stop_points[index])}
 
 
 def _walking(city: City, start: Point, end: Point, distance: float, target: str) -> dict[str, Any] | list:
@@ -139,7 +141,8 @@ def _walking(city: City, start: Point, end: Point, distance: float, target: str)
     road = city.street_near(start, "walk")
     metres = str(int(round(distance)))
     seconds = str(int(round(distance / WALK_SPEED_MS)))
-    return {"origin": format_location(start), "destination": format_location(end), "distance": metres, "duration": seconds,
+    return {"origin": format_location(start), "destination": format_location(end), "distance": metres,
+            "duration": seconds,
             "steps": [{"instruction": f"沿{road}步行{metres}米到达{target}", "road": road, "distance": metres,
                        "duration": seconds, "action": [], "assistant_action": f"到达{target}"}]}
 
@@ -168,11 +171,13 @@ def journey_record(city: City, journey: Journey, origin: Point, destination: Poi
     segments.append(_segment(_walking(city, here, destination, journey.walks_m[-1], "终点"), []))
     distance = sum(r.distance_m for r in journey.rides) + journey.walking_m
     return {"cost": f"{journey.fare:.1f}", "duration": str(int(round(journey.duration_s))), "nightflag": "0",
-            "walking_distance": str(int(round(journey.walking_m))), "distance": str(int(round(distance))), "missed": "0",
+            "walking_distance": str(int(round(journey.walking_m))), "distance": str(int(round(distance))),
+            "missed": "0",
             "segments": segments}
 
 
-def bus_response(world: World, city: City, origin: str, destination: str, strategy: str = "0") -> tuple[dict[str, Any], list[Journey]]:
+def bus_response(world: World, city: City, origin: str, destination: str,
+                 strategy: str = "0") -> tuple[dict[str, Any], list[Journey]]:
     """(response, the ranked journeys it lists). An empty list means no transit option."""
     o, d = parse_location(origin), parse_location(destination)
     ranked = ranked_journeys(journeys(world, city, o, d), strategy)

@@ -136,14 +136,16 @@ class City:
 
     def street_near(self, point: Point, salt: str = "") -> str:
         x, y = self.xy(point)
-        return self.streets[int(unit_interval(self.name, "street", int(x // 400), int(y // 400), salt) * len(self.streets))]
+        return self.streets[int(unit_interval(self.name, "street", int(x // 400), int(y // 400), salt)
+                                * len(self.streets))]
 
     def highway_toward(self, bearing: float) -> str:
         """The national highway whose bearing is closest to ``bearing`` (degrees, 0 = east)."""
         return min(self.highways, key=lambda h: abs((h[1] - bearing + 180) % 360 - 180))[0]
 
     def street_address(self, point: Point, salt: str = "") -> str:
-        road = self.nearest_ew(point)[0] if unit_interval(self.name, "addr", point, salt) < 0.5 else self.nearest_ns(point)[0]
+        road = (self.nearest_ew(point)[0] if unit_interval(self.name, "addr", point, salt) < 0.5
+                else self.nearest_ns(point)[0])
         return f"{road}{1 + int(unit_interval(self.name, 'no', point, salt) * 400)}号"
 
     def random_point(self, rng: random.Random, spread: float = 0.85) -> Point:
@@ -200,9 +202,11 @@ def _build_city(seed: int, city_seed: names.CitySeed) -> City:
     n_grid = 6 + int(city_seed.radius_km // 4)
     road_names = _unique_names(rng, names.road_name, 2 * n_grid, taken)
     ew = [(road_names[i], -radius + (i + 0.5) * 2 * radius / n_grid + rng.uniform(-300, 300)) for i in range(n_grid)]
-    ns = [(road_names[n_grid + i], -radius + (i + 0.5) * 2 * radius / n_grid + rng.uniform(-300, 300)) for i in range(n_grid)]
+    ns = [(road_names[n_grid + i], -radius + (i + 0.5) * 2 * radius / n_grid + rng.uniform(-300, 300))
+          for i in range(n_grid)]
     streets = _unique_names(rng, names.street_name, 16, taken)
-    elevated = [f"{s}{names.pick(rng, ('高架路', '快速路'))}" for s in _unique_names(rng, lambda r: names.pick(r, names.STEMS), 2, taken)]
+    elevated = [f"{s}{names.pick(rng, ('高架路', '快速路'))}"
+                for s in _unique_names(rng, lambda r: names.pick(r, names.STEMS), 2, taken)]
     highway_names = rng.sample(names.NATIONAL_HIGHWAYS, 4)
     bearings = rng.sample(range(0, 360, 45), 4)
     highways = [(h, float(b)) for h, b in zip(highway_names, bearings)]
@@ -274,7 +278,8 @@ def _build_lines(rng: random.Random, city: City, taken: set[str]) -> list[Line]:
     for k in range(1, city.seed.metro_lines + 1):
         angle = math.pi * (k - 1) / max(1, city.seed.metro_lines) + rng.uniform(-0.2, 0.2)
         shift = rng.uniform(-0.25, 0.25) * radius
-        sx, sy = -math.cos(angle) * radius * 0.9 - math.sin(angle) * shift, -math.sin(angle) * radius * 0.9 + math.cos(angle) * shift
+        sx, sy = (-math.cos(angle) * radius * 0.9 - math.sin(angle) * shift,
+                  -math.sin(angle) * radius * 0.9 + math.cos(angle) * shift)
         pts = _line_geometry(rng, city, (sx, sy), angle, 1.8 * radius, rng.uniform(1100, 1600))
         lines.append(_make_line(rng, city, "metro", k, pts, stops))
     numbers = rng.sample(range(101, 999), int(24 + 3 * city.seed.radius_km))
@@ -295,7 +300,8 @@ def _build_station_pois(city: City) -> list[Poi]:
             continue
         for stop, point in zip(line.stop_names, line.stop_points):
             served.setdefault(stop, (point, []))[1].append(line.short)
-    return [Poi(f"{stop}(地铁站)", "metro_station", point, city.district_of(point), "/".join(served_lines), lines=tuple(served_lines))
+    return [Poi(f"{stop}(地铁站)", "metro_station", point, city.district_of(point), "/".join(served_lines),
+                lines=tuple(served_lines))
             for stop, (point, served_lines) in served.items()]
 
 
