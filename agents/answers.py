@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from mobility_env.observation import (compact_around, compact_geocode, compact_poi, compact_route,
                                       compact_traffic, compact_weather)
@@ -61,7 +61,7 @@ def _place(item: dict[str, Any]) -> Place | None:
     name = item.get("name")
     if not isinstance(name, str) or not name.strip():
         return None
-    address = item.get("address") if isinstance(item.get("address"), str) else ""
+    address = cast(str, item.get("address") if isinstance(item.get("address"), str) else "")
     return Place(name.strip(), address, parse_coordinate(item.get("location")))
 
 

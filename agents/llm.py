@@ -406,11 +406,11 @@ def _values_from_args(args: Any, environ: Mapping[str, str]) -> dict[str, Any]:
     for key, alias in (("timeout_s", "timeout"), ("episode_timeout_s", "episode_timeout")):
         if values.get(key) is None and get(alias) is not None:
             values[key] = get(alias)
-    key = _key_from(get("api_key_env"), get("api_key_file"), environ, where="command line")
-    if key is None and get("api_key") is not None:
-        key = get("api_key")
-    if key is not None:
-        values["api_key"] = key
+    api_key = _key_from(get("api_key_env"), get("api_key_file"), environ, where="command line")
+    if api_key is None and get("api_key") is not None:
+        api_key = get("api_key")
+    if api_key is not None:
+        values["api_key"] = api_key
     roles = {role: get(f"{role}_model") for role in ROLES if get(f"{role}_model")}
     if roles:
         values["_arg_roles"] = roles
@@ -491,7 +491,9 @@ def _top_level_action(text: str) -> tuple[Any, str] | None:
     """The first top-level ``{"name": …}`` object in prose, or None.
 
     Every complete JSON value (object or array) found is skipped whole, so an object nested
-    inside it (a plan listing steps, a list of calls, a wrapper object) is never a call.
+    inside it (a plan listing steps, a list of calls, a wrapper object) is never a call; so is
+    every balanced bracket span that is not JSON, and an object that never closes (a reply cut
+    off at ``max_tokens``) ends the search: whatever follows is inside it.
     """
     decoder = json.JSONDecoder()
     position = 0
@@ -503,11 +505,38 @@ def _top_level_action(text: str) -> tuple[Any, str] | None:
         try:
             value, end = decoder.raw_decode(text, start)
         except (json.JSONDecodeError, RecursionError):
-            position = start + 1  # a brace in prose ("{116.4, 39.9}" is not JSON)
+            closed = _balanced_end(text, start)
+            if closed is None:  # cut off (max_tokens) or never closed: all that follows is inside it
+                return None
+            position = closed  # a brace in prose ("{116.4, 39.9}"): skip it whole, nested braces too
             continue
         if _is_action(value):
             return value, text[start:end]
         position = end
+    return None
+
+
+def _balanced_end(text: str, start: int) -> int | None:
+    """The index after the bracket that closes ``text[start]`` (``{`` or ``[``), counting
+    brackets outside double-quoted strings; None when it never closes."""
+    depth, in_string, escaped = 0, False, False
+    for index in range(start, len(text)):
+        char = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return index + 1
     return None
 
 
@@ -598,7 +627,7 @@ def _guarded_transport_class() -> type:
     use: importing the HTTP stack costs time the rule agent should not pay)."""
     http = _http_module()
 
-    class CappedStream(http.SyncByteStream):
+    class CappedStream(http.SyncByteStream):  # type: ignore[name-defined]  # httpx, found at run time
         def __init__(self, stream: Any, limit: int):
             self._stream, self._limit = stream, limit
 
@@ -613,7 +642,7 @@ def _guarded_transport_class() -> type:
         def close(self) -> None:
             self._stream.close()
 
-    class GuardedTransport(http.BaseTransport):
+    class GuardedTransport(http.BaseTransport):  # type: ignore[name-defined]  # httpx, found at run time
         """Remembers every socket it opens, so a deadline can shut them down and wake a
         blocked read (a per-read timeout never fires on a trickle); caps reply bodies.
 
@@ -898,6 +927,7 @@ class LLMClient:
             deadline = started + config.timeout_s
             cut_by_episode = episode_deadline is not None and episode_deadline < deadline
             if cut_by_episode:
+                assert episode_deadline is not None  # cut_by_episode says so
                 deadline = episode_deadline
             stats.requests += 1
             self.requests += 1

@@ -8,9 +8,14 @@ the gold intent, slots and plan, and an answer stating the recorded evidence.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from mobility_rewards.reference import reference_finish
 
 from .base import Agent, EpisodeSession
+
+if TYPE_CHECKING:
+    from mobility_env.env import MobilityEnv
 
 
 class OracleAgent(Agent):
@@ -19,7 +24,8 @@ class OracleAgent(Agent):
     name = "oracle"
 
     def play(self, session: EpisodeSession) -> None:
-        episode = session.env.unwrapped.episode
+        episode = cast("MobilityEnv", session.env.unwrapped).episode
+        assert episode is not None  # a session plays an episode that reset started
         for call in episode.gold_calls:
             session.call(call.name, dict(call.arguments))
             if session.done:

@@ -153,6 +153,7 @@ def start_watchdog(ray: Any) -> subprocess.Popen | None:
 
 def stop_watchdog(watchdog: subprocess.Popen) -> None:
     """Close the driver's end of the pipe (the watchdog cleans up and exits) and wait a little for it."""
+    assert watchdog.stdin is not None  # started with stdin=PIPE
     with contextlib.suppress(OSError):
         watchdog.stdin.close()
     with contextlib.suppress(subprocess.TimeoutExpired):

@@ -46,7 +46,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, cast
 
 from mobility_env.errors import ConfigError, DataFileError, MobilityEnvError
 from mobility_env.runfiles import (APPEND_ONLY_FILES, RESULTS_FILE, RUN_FILE, TRAJECTORIES_FILE, RunLock,
@@ -348,7 +348,7 @@ def normalized_record(item: WorkItem, record: Any) -> dict[str, Any]:
     if not (isinstance(record, dict) and isinstance(record.get("result"), dict)):
         return worker_failure_record(item, TypeError(f"the agent returned {type(record).__name__}, not a record"), None)
     result = record["result"]
-    trajectory = record.get("trajectory") if isinstance(record.get("trajectory"), dict) else {}
+    trajectory = cast(dict, record.get("trajectory") if isinstance(record.get("trajectory"), dict) else {})
     for part in (result, trajectory):
         part.setdefault("episode_id", item[0])
         part.setdefault("sample_index", item[1])
@@ -659,7 +659,10 @@ def _play_on_threads(agent_factory: AgentFactory, probe: Any, first_env: Any, st
                 failure = fatal_failure(record) if exc is None else None
                 if name or failure:  # not written: the episode is re-run on --resume
                     if fatal is None:
-                        fatal = (name or failure["type"], str(exc) if exc is not None else failure.get("message", ""))
+                        # failure is a dict whenever name is empty (the condition above)
+                        fatal = (name or failure["type"],  # type: ignore[index]
+                                 str(exc) if exc is not None
+                                 else failure.get("message", ""))  # type: ignore[union-attr]
                         stop.set()  # workers finish the episode they hold and quit
                         deadline = time.monotonic() + STOP_GRACE_S
                     continue

@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -368,6 +368,7 @@ class MobilityEnv(gym.Env[str, Any]):
         name = parsed.name or (parsed.raw_name[:MAX_RECORDED_NAME_CHARS] if isinstance(parsed.raw_name, str) else None)
         if parsed.error is not None:
             return CallRecord(step=state.steps, name=name, arguments=parsed.arguments, error=parsed.error)
+        assert parsed.name is not None  # parse_action sets name whenever error is None
         errors = validate_call(parsed.name, parsed.arguments)
         if errors:
             return CallRecord(step=state.steps, name=name, arguments=parsed.arguments,
@@ -461,6 +462,7 @@ class MobilityEnv(gym.Env[str, Any]):
     def _labels(self) -> dict[str, Any]:
         """The episode's gold labels, given only once it has ended (in ``reset``'s info a policy
         could read the intent it is scored on)."""
+        assert self.state is not None
         episode = self.state.episode
         return {"task_scenario": episode.task_scenario, "intent_family": episode.intent_family}
 
@@ -520,7 +522,7 @@ class ScoreOnTimeLimit(gym.Wrapper, gym.utils.RecordConstructorArgs):
                             "gymnasium.make to allow more")
             base.max_steps = limit
 
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
         base = self.env.unwrapped
         if truncated and not terminated and "metrics" not in info and isinstance(base, MobilityEnv) \

@@ -297,6 +297,13 @@ def _close(frame: _Frame, text: str, pos: int) -> Any:
         raise _invalid(text, pos, f"unhashable set item ({exc})") from exc
 
 
+def _ws_end(text: str, pos: int) -> int:
+    """The position after the whitespace that starts at ``pos`` (``pos`` itself when there is none)."""
+    match = _WS.match(text, pos)
+    assert match is not None  # the pattern also matches the empty string
+    return match.end()
+
+
 def parse_literal(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
     """The value of a Python literal (dicts, lists, tuples, sets, strings, bytes, numbers,
     True/False/None), as ``ast.literal_eval`` gives it, in memory proportional to the value.
@@ -308,7 +315,7 @@ def parse_literal(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
     state = _START
     result: Any = _MISSING
     n = len(text)
-    pos = _WS.match(text, 0).end()
+    pos = _ws_end(text, 0)
     while pos < n:
         c = text[pos]
         token_start = pos
@@ -319,7 +326,7 @@ def parse_literal(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
                 raise CellParseError(f"nested deeper than {max_depth} levels (max_depth) at character {pos}")
             stack.append(_Frame(c))
             state = _VALUE_OR_CLOSE
-            pos = _WS.match(text, pos + 1).end()
+            pos = _ws_end(text, pos + 1)
             continue
         if c in "])}":
             frame = stack[-1] if stack else None
@@ -329,7 +336,7 @@ def parse_literal(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
                 raise _invalid(text, pos, f"unexpected {c!r}")
             stack.pop()
             value = _close(frame, text, pos)
-            pos = _WS.match(text, pos + 1).end()
+            pos = _ws_end(text, pos + 1)
         elif c == ",":
             frame = stack[-1] if stack else None
             if frame is None or state not in (_AFTER, _AFTER_FIRST):
@@ -339,7 +346,7 @@ def parse_literal(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
                 frame.key = _MISSING
             frame.comma = True
             state = _VALUE_OR_CLOSE
-            pos = _WS.match(text, pos + 1).end()
+            pos = _ws_end(text, pos + 1)
             continue
         elif c == ":":
             frame = stack[-1] if stack else None
@@ -349,7 +356,7 @@ def parse_literal(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
                 key = frame.key
                 frame.kind, frame.items, frame.key = "d", {}, key
             state = _VALUE
-            pos = _WS.match(text, pos + 1).end()
+            pos = _ws_end(text, pos + 1)
             continue
         else:
             if state not in (_START, _VALUE, _VALUE_OR_CLOSE):
@@ -357,7 +364,7 @@ def parse_literal(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
                     raise _incomplete("inside a string prefix")
                 raise _invalid(text, pos, "a value follows another value without a ','")
             value, pos = _read_value(text, pos)
-            pos = _WS.match(text, pos).end()
+            pos = _ws_end(text, pos)
         # a complete value ``value`` ends before ``pos``
         if not stack:
             result, state = value, _DONE
@@ -393,7 +400,7 @@ def _read_value(text: str, pos: int) -> tuple[Any, int]:
         value, end = _read_string(text, pos)
         parts = [value]
         while True:  # 'a' 'b' is 'ab', as in Python
-            nxt = _WS.match(text, end).end()
+            nxt = _ws_end(text, end)
             if nxt >= len(text) or _STRING_START.match(text, nxt) is None:
                 return (value if len(parts) == 1 else value[:0].join(parts)), end
             more, end = _read_string(text, nxt)

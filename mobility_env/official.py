@@ -61,7 +61,7 @@ LITERAL_COLUMN_TYPES: dict[str, tuple[type, ...]] = {
     "key_info": (dict, list), EXTRA_CALLS_COLUMN: (list,),
     **{column: (dict, list) for column in sorted(RESPONSE_COLUMNS)},
 }
-_KIND_NAMES = {dict: "dict", list: "list", tuple: "tuple"}
+_KIND_NAMES: dict[type, str] = {dict: "dict", list: "list", tuple: "tuple"}
 
 
 def _parse(value: Any, column: str, repairs: list[Repair], fail: Callable[[str, str], RowError],
@@ -433,17 +433,18 @@ def episode_from_row(row: Mapping[str, Any], *, source: str = "", row_number: in
     used: set[str] = set()
     for index, call in enumerate(gold_calls):
         if call.name == "query_poi":
-            column = _match_poi_response(str(call.arguments.get("keywords", "")), fields, used)
+            response_column = _match_poi_response(str(call.arguments.get("keywords", "")), fields, used)
         else:
-            column = RESPONSE_COLUMN_BY_TOOL.get(call.name)
-            column = column if column in fields and column not in used else None
-        if column is None:
+            response_column = RESPONSE_COLUMN_BY_TOOL.get(call.name)
+            response_column = response_column if response_column in fields and response_column not in used else None
+        if response_column is None:
             repairs.append(Repair(column=RESPONSE_COLUMN_BY_TOOL.get(call.name, "poi_result"), kind="missing_response",
                                   detail=f"gold call {index} ({call.name}) has no recorded response"))
             continue
-        used.add(column)
-        recorded.append(RecordedCall(name=call.name, arguments=call.arguments, response=fields.pop(column),
-                                     source_column=column, gold_index=index, truncated=column in truncated_columns))
+        used.add(response_column)
+        recorded.append(RecordedCall(name=call.name, arguments=call.arguments, response=fields.pop(response_column),
+                                     source_column=response_column, gold_index=index,
+                                     truncated=response_column in truncated_columns))
     for column in RESPONSE_COLUMNS & fields.keys():
         repairs.append(Repair(column=column, kind="unmatched_response",
                               detail="no gold call uses this response; kept in fields"))

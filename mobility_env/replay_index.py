@@ -62,7 +62,7 @@ import shutil
 import warnings
 from pathlib import Path
 from tokenize import TokenError
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import pyarrow as pa
@@ -534,6 +534,27 @@ class ReplayIndex:
     the two answer identically.
     """
 
+    # the fixed arrays of expected_arrays(), set from ``arrays`` in __init__ (the fz_* arrays are
+    # set the same way and read through self.arrays)
+    tool_code: np.ndarray
+    valid: np.ndarray
+    key_hash: np.ndarray
+    exact_hash: np.ndarray
+    exact_entry: np.ndarray
+    options_code: np.ndarray
+    city_code: np.ndarray
+    pt_off: np.ndarray
+    pt_lng: np.ndarray
+    pt_lat: np.ndarray
+    nn_key: np.ndarray
+    nn_entry: np.ndarray
+    nn_lng: np.ndarray
+    nn_lat: np.ndarray
+    ep_hash: np.ndarray
+    ep_row: np.ndarray
+    ep_start: np.ndarray
+    ep_stop: np.ndarray
+
     def __init__(self, arrays: dict[str, np.ndarray], meta: dict[str, Any], names: pa.Array,
                  batches: list[pa.RecordBatch], batch_rows: int, compact_ok: bool):
         self.arrays = arrays
@@ -544,8 +565,8 @@ class ReplayIndex:
         self.columns = {name: [b.column(name) for b in batches] for name in batches[0].schema.names} if batches else {}
         self._readers: dict[str, list] = {}
         self._trees: dict[str, tuple[Any, int]] = {}
-        self._name_reader = None
-        self._episode_id_reader = None
+        self._name_reader: Callable[[int], Any] | None = None
+        self._episode_id_reader: Callable[[int], Any] | None = None
         self.episodes: pa.Table | None = None  # episodes.arrow, when it matches episodes.parquet
         self.source: Path | None = None  # the file rows are read from (sandbox.arrow); None when built in memory
         self.compact_ok = compact_ok and "compact" in self.columns

@@ -39,7 +39,7 @@ import socket
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .errors import ConfigError, DataFileError
 
@@ -309,7 +309,7 @@ class RunLock:
     def __init__(self, out_dir: Path):
         self.out_dir = Path(out_dir)
         self.path = self.out_dir / LOCK_FILE
-        self._handle = None
+        self._handle: IO[str] | None = None
 
     def acquire(self) -> "RunLock":
         if fcntl is None or self._handle is not None:

@@ -103,7 +103,7 @@ _SHARED_LOCK = threading.Lock()
 
 def _shared_index(directory: Path) -> ReplayIndex | None:
     directory = directory.resolve()
-    stats = []
+    stats: list[tuple[Any, ...]] = []
     for name in (MANIFEST_FILE, SANDBOX_FILE, EPISODES_FILE):
         try:
             st = (directory / name).stat()
@@ -311,12 +311,12 @@ class Sandbox:
                 return LookupResult("fuzzy", req.tool, req.key, entry, scope, score, None,
                                     detail=f"name {index.value('name', entry)!r} ~ {req.name!r}")
         if req.points:
-            found = self._nearest(index, req, candidates, near_misses)
-            if found is not None:
-                entry, distance, score = found
+            near = self._nearest(index, req, candidates, near_misses)
+            if near is not None:
+                entry, distance, near_score = near
                 # same place, similar keywords (search_around_poi) is a name match; any move is nearest
-                match = "fuzzy" if distance <= 0.5 and score is not None and score < 100.0 else "nearest"
-                return LookupResult(match, req.tool, req.key, entry, scope, score, distance,
+                match = "fuzzy" if distance <= 0.5 and near_score is not None and near_score < 100.0 else "nearest"
+                return LookupResult(match, req.tool, req.key, entry, scope, near_score, distance,
                                     detail=f"recorded call within {distance:.0f} m")
         return None
 

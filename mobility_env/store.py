@@ -75,6 +75,7 @@ class EpisodeStore:
             except (OSError, ValueError, pa.ArrowException) as exc:
                 raise CorruptDataError(path, f"cannot read Parquet ({exc}); rebuild with "
                                              f"`mobility-env build SRC --out {self.directory}`") from exc
+        assert self._table is not None  # set by both branches above
         if not check.verified:  # no checksum vouches for it: validate in full
             try:
                 self._table.validate(full=True)

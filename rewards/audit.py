@@ -132,6 +132,7 @@ def _matched_index(episode: Episode) -> int | None:
 
 def _audit_route(episode: Episode, findings: list[AuditFinding]) -> None:
     gold = gold_route_call(episode)
+    assert gold is not None  # audit_episode calls this only when a gold call is to a route tool
     index = next((i for i, c in enumerate(episode.gold_calls) if c is gold), None)
     record = episode.gold_response(index) if index is not None else None
     add = findings.append
@@ -191,8 +192,8 @@ def _audit_info(episode: Episode, findings: list[AuditFinding]) -> None:
         if facts is None or facts.is_empty:
             findings.append(AuditFinding(eid, "missing_evidence", "weather response states no condition/temperature"))
     if tool == "traffic_status":
-        facts = traffic_facts(record.response)
-        if facts is None or facts.state == "未知":
+        traffic = traffic_facts(record.response)
+        if traffic is None or traffic.state == "未知":
             findings.append(AuditFinding(eid, "missing_evidence", "traffic response states no traffic state"))
 
 

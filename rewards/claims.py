@@ -108,10 +108,10 @@ def _role(text: str, start: int, end: int) -> str:
     dep, arr = _DEPARTURE_WORDS.search(after), _ARRIVAL_WORDS.search(after)
     if dep or arr:
         return "departure" if dep and (not arr or dep.start() <= arr.start()) else "arrival"
-    dep = [m.end() for m in _DEPARTURE_WORDS.finditer(before)]
-    arr = [m.end() for m in _ARRIVAL_WORDS.finditer(before)]
-    if dep or arr:
-        return "departure" if dep and (not arr or max(dep) >= max(arr)) else "arrival"
+    dep_ends = [m.end() for m in _DEPARTURE_WORDS.finditer(before)]
+    arr_ends = [m.end() for m in _ARRIVAL_WORDS.finditer(before)]
+    if dep_ends or arr_ends:
+        return "departure" if dep_ends and (not arr_ends or max(dep_ends) >= max(arr_ends)) else "arrival"
     return ""
 
 

@@ -33,7 +33,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from mobility_env.errors import ConfigError, DataFileError
 from mobility_env.runfiles import (EVAL_RESULTS_FILE, RESULTS_FILE, RUN_FILE, TRAJECTORIES_FILE, data_fingerprint,
@@ -57,7 +57,7 @@ _SCORING_KEYS = ("reward_version", "verdict_version")
 def recorded_versions(run: dict[str, Any] | None) -> dict[str, Any]:
     """The format versions ``run.json`` records (None for each one it does not: an older run)."""
     run = run or {}
-    identity = run.get("identity") if isinstance(run.get("identity"), dict) else {}
+    identity = cast(dict, run.get("identity") if isinstance(run.get("identity"), dict) else {})
     return {key: run.get(key, identity.get(key)) for key in FORMAT_VERSION_KEYS}
 
 
@@ -102,8 +102,8 @@ def report_version_note(run: dict[str, Any] | None, scorecard: dict[str, Any] | 
     """
     current = format_versions()
     if scorecard is not None:
-        source = scorecard.get("source") if isinstance(scorecard.get("source"), dict) else {}
-        used = source.get("format_versions") if isinstance(source.get("format_versions"), dict) else {}
+        source = cast(dict, scorecard.get("source") if isinstance(scorecard.get("source"), dict) else {})
+        used = cast(dict, source.get("format_versions") if isinstance(source.get("format_versions"), dict) else {})
         if all(used.get(key) == current[key] for key in _SCORING_KEYS):
             return None
         shown = _versions_text(used, _SCORING_KEYS) if used else "format versions it does not record (an older eval)"
@@ -112,9 +112,9 @@ def report_version_note(run: dict[str, Any] | None, scorecard: dict[str, Any] | 
     recorded = recorded_versions(run)
     forced = [recorded_versions(session.get("identity")) for session in (run or {}).get("sessions") or []
               if isinstance(session, dict) and session.get("forced") and isinstance(session.get("identity"), dict)]
-    used = {_scoring_label(versions) for versions in [recorded, *forced]}
-    if len(used) > 1:
-        return (f"note: results.jsonl mixes metrics scored with {' and with '.join(sorted(used))} (sessions resumed "
+    labels = {_scoring_label(versions) for versions in [recorded, *forced]}
+    if len(labels) > 1:
+        return (f"note: results.jsonl mixes metrics scored with {' and with '.join(sorted(labels))} (sessions resumed "
                 f"with --force-resume, see run.json); this code has {_versions_text(current, _SCORING_KEYS)} — run "
                 f"`mobility-env eval` to rescore them all with it")
     if all(recorded[key] == current[key] for key in _SCORING_KEYS):
@@ -158,7 +158,7 @@ def run_data_path(run_dir: Path, override: str | None) -> tuple[str, str | None]
 
         return str(default_data_path()), recorded
     path = path or run.get("data")
-    if not Path(path).exists():
+    if not Path(cast(str, path)).exists():  # None only in a run.json with a falsy data_path and no data
         raise DataFileError(path, f"the data this run was made with (recorded in {run_dir / RUN_FILE}) is gone; "
                                   "pass --data PATH to a copy of it — nothing was rescored or written")
     return str(path), recorded
@@ -206,6 +206,7 @@ def rescore_run(run_dir: Path, episodes: dict[str, Any]) -> tuple[list[dict[str,
             (sidecar[key][0], (TRAJECTORIES_FILE, sidecar[key][1])) if key in sidecar else (None, None)
         episode = episodes.get(key[0])
         if trajectory is not None and episode is not None:
+            assert source is not None  # set together with trajectory
             try:
                 parsed = Trajectory.model_validate({**trajectory, "episode_id": key[0]})
             except ValidationError as exc:
@@ -281,7 +282,7 @@ def current_scorecard(run_dir: Path) -> dict[str, Any] | None:
     scorecard = read_json_file(run_dir / SCORECARD_FILE)
     if not isinstance(scorecard, dict) or not (run_dir / EVAL_RESULTS_FILE).exists():
         return None
-    source = scorecard.get("source") if isinstance(scorecard.get("source"), dict) else {}
+    source = cast(dict, scorecard.get("source") if isinstance(scorecard.get("source"), dict) else {})
     if source.get("results_sha256") != results_digest(run_dir):
         return None  # made before the run was resumed (or by an older version): stale
     return scorecard

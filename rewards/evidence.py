@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from mobility_env.tools import parse_coordinate
 
@@ -201,8 +201,8 @@ def _place(item: dict[str, Any]) -> Place | None:
     location = parse_coordinate(item.get("location")) if isinstance(item.get("location"), str) else None
     if location is None and _float(item.get("lng")) is not None and _float(item.get("lat")) is not None:
         location = (float(item["lng"]), float(item["lat"]))
-    address = item.get("address") if isinstance(item.get("address"), str) else ""
-    district = item.get("district") if isinstance(item.get("district"), str) else ""
+    address = cast(str, item.get("address") if isinstance(item.get("address"), str) else "")
+    district = cast(str, item.get("district") if isinstance(item.get("district"), str) else "")
     return Place(name.strip(), address, location, district or address_district(address))
 
 
@@ -268,13 +268,13 @@ def geocode_facts(response: Any) -> GeocodeFacts | None:
     regeo = body.get("regeocode") if isinstance(body, dict) else None
     if not isinstance(regeo, dict):
         return None
-    component = regeo.get("addressComponent") if isinstance(regeo.get("addressComponent"), dict) else {}
+    component = cast(dict, regeo.get("addressComponent") if isinstance(regeo.get("addressComponent"), dict) else {})
 
     def text(value: Any) -> str:
         return value if isinstance(value, str) else ""
 
     roads = [text(r.get("name")) for r in regeo.get("roads") or [] if isinstance(r, dict)]
-    street = component.get("streetNumber") if isinstance(component.get("streetNumber"), dict) else {}
+    street = cast(dict, component.get("streetNumber") if isinstance(component.get("streetNumber"), dict) else {})
     roads.append(text(street.get("street")))
     pois = [text(p.get("name")) for p in regeo.get("pois") or [] if isinstance(p, dict)]
     return GeocodeFacts(text(regeo.get("formatted_address")), text(component.get("district")),
@@ -371,8 +371,8 @@ def traffic_facts(response: Any) -> TrafficFacts | None:
     info = body.get("trafficinfo") if isinstance(body, dict) else None
     if not isinstance(info, dict):
         return None
-    evaluation = info.get("evaluation") if isinstance(info.get("evaluation"), dict) else {}
-    description = info.get("description") if isinstance(info.get("description"), str) else ""
+    evaluation = cast(dict, info.get("evaluation") if isinstance(info.get("evaluation"), dict) else {})
+    description = cast(str, info.get("description") if isinstance(info.get("description"), str) else "")
     code_state = _TRAFFIC_STATUS_CODES.get(str(evaluation.get("status", "")).strip())
     words = traffic_state_words(str(evaluation.get("description", "")))
     # The evaluation's own word wins ("基本畅通" comes with status 2); the code is the fallback.

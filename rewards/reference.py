@@ -124,20 +124,20 @@ def reference_answer(episode: Episode) -> tuple[str, int | None]:
             return "附近没有找到相关地点。", None
         return "附近有：" + "、".join(f"{p.name}（{p.address}）" for p in pois[:3]) + "。", None
     if scenario == "Weather Query" and "weather_query" in by_name:
-        facts = weather_facts(by_name["weather_query"].response)
-        if facts is not None and facts.is_empty:
+        weather = weather_facts(by_name["weather_query"].response)
+        if weather is not None and weather.is_empty:
             return "暂无该地的天气数据。", None
-        if facts is not None and facts.is_forecast:
-            day = facts.days[_forecast_day_index(episode, facts.days, facts.updated)]
-            return f"{facts.city}{day.date}：{day.condition}，气温{day.low:g}~{day.high:g}℃。", None
-        if facts is not None:
-            return f"{facts.city}当前天气{facts.condition}，气温{facts.temperature:g}℃。", None
+        if weather is not None and weather.is_forecast:
+            day = weather.days[_forecast_day_index(episode, weather.days, weather.updated)]
+            return f"{weather.city}{day.date}：{day.condition}，气温{day.low:g}~{day.high:g}℃。", None
+        if weather is not None:
+            return f"{weather.city}当前天气{weather.condition}，气温{weather.temperature:g}℃。", None
     if scenario == "Traffic Info Query" and "traffic_status" in by_name:
-        facts = traffic_facts(by_name["traffic_status"].response)
-        if facts is not None:
-            if facts.state == "未知":
+        traffic = traffic_facts(by_name["traffic_status"].response)
+        if traffic is not None:
+            if traffic.state == "未知":
                 return "暂无该道路的路况信息（未知）。", None
-            return f"目前路况{facts.state}。{facts.description}", None
+            return f"目前路况{traffic.state}。{traffic.description}", None
     return "", None
 
 

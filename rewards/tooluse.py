@@ -236,7 +236,7 @@ def pair_gold_calls(episode: Episode, calls: Iterable[CallRecord]) -> list[tuple
     """For each gold call: (gold index, paired agent call or None, matched args, task args)."""
     available = [(c, tool) for c in calls if (tool := call_tool(c)) and isinstance(c.arguments, dict)]
     used: set[int] = set()
-    pairs = []
+    pairs: list[tuple[int, CallRecord | None, int, int]] = []
     for index, gold in enumerate(episode.gold_calls):
         names = task_arguments(gold.name, gold.arguments)
         best, best_score = None, -1

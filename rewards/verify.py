@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 from mobility_env.canonical import canonical_flag
 from mobility_env.episode import Episode
@@ -166,7 +166,7 @@ def mention_spans(text: str, name: str) -> list[tuple[int, int, bool]]:
     ``whole`` is False when the occurrence is part of a longer name: followed by a name
     extension (分店, 东门, 第二…, a bracket) or preceded by 新/老/第二.
     """
-    spans = []
+    spans: list[tuple[int, int, bool]] = []
     if len(name) < 2:
         return spans
     start = text.find(name)
@@ -482,12 +482,12 @@ def verify_geolocation(episode: Episode, calls: list[CallRecord], answer: str, v
 def _component(response: dict[str, Any]) -> dict[str, str]:
     body = response.get("data") if isinstance(response.get("data"), dict) else response
     regeo = body.get("regeocode") if isinstance(body, dict) else None
-    comp = (regeo.get("addressComponent")
-            if isinstance(regeo, dict) and isinstance(regeo.get("addressComponent"), dict) else {})
-    street = comp.get("streetNumber") if isinstance(comp.get("streetNumber"), dict) else {}
+    comp = cast(dict, regeo.get("addressComponent")
+                if isinstance(regeo, dict) and isinstance(regeo.get("addressComponent"), dict) else {})
+    street = cast(dict, comp.get("streetNumber") if isinstance(comp.get("streetNumber"), dict) else {})
     number = "".join(str(street.get(k)) for k in ("street", "number") if isinstance(street.get(k), str))
-    return {"province": comp.get("province") if isinstance(comp.get("province"), str) else "",
-            "city": comp.get("city") if isinstance(comp.get("city"), str) else "", "street_number": number}
+    return {"province": cast(str, comp.get("province") if isinstance(comp.get("province"), str) else ""),
+            "city": cast(str, comp.get("city") if isinstance(comp.get("city"), str) else ""), "street_number": number}
 
 
 def _after_city(address: str, component: dict[str, str]) -> str:
@@ -592,10 +592,10 @@ def _day_markers(answer: str, dates: list[str], base: int, weekdays: list[int | 
         if day in weekdays:
             marks.append((m.start(), weekdays.index(day)))
     for m in _DATE_RE.finditer(text):
-        month, day = ((m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4)) if m.group(3)
-                      else (m.group(5), m.group(6)))
+        month, day_of_month = ((m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4)) if m.group(3)
+                               else (m.group(5), m.group(6)))
         for i, date in enumerate(dates):
-            if date[5:7].lstrip("0") == month.lstrip("0") and date[8:10].lstrip("0") == day.lstrip("0"):
+            if date[5:7].lstrip("0") == month.lstrip("0") and date[8:10].lstrip("0") == day_of_month.lstrip("0"):
                 marks.append((m.start(), i))
     return sorted(marks)
 

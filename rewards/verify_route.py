@@ -298,6 +298,7 @@ def expected_clock_time(episode: Episode, duration_s: float) -> tuple[float, flo
     query_times = clock_claims(episode.query)
     minutes = duration_s / 60.0
     if _ASKS_ARRIVAL.search(episode.query):
+        start: float | None
         if query_times:
             start, definite = query_times[0].minutes, query_times[0].definite
         else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Sequence, TypeVar
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,10 @@ WAKE_WORDS = ("小德小德", "小德，", "小布小布", "你好小德，", "�
 FILLERS = ("呃", "嗯", "那个", "呃那个", "嗯，")
 
 
-def pick(rng: random.Random, options: tuple[str, ...] | list[str]) -> str:
+_T = TypeVar("_T")
+
+
+def pick(rng: random.Random, options: Sequence[_T]) -> _T:
     return options[rng.randrange(len(options))]
 
 

@@ -55,8 +55,9 @@ def _driving_step(world: World, city: City, segment: Segment, action: str, assis
     duration = segment_duration_s(world, city, segment)
     tolls = segment_tolls(segment)
     where = f"沿{segment.road}" if segment.road else ""
-    step = {"instruction": f"{where}向{segment.heading}行驶{distance_text(segment.distance_m)}{action or assistant}",
-            "orientation": segment.heading}
+    step: dict[str, Any] = {
+        "instruction": f"{where}向{segment.heading}行驶{distance_text(segment.distance_m)}{action or assistant}",
+        "orientation": segment.heading}
     if segment.road:
         step["road_name"] = segment.road
     step.update({"step_distance": str(int(round(segment.distance_m))),
@@ -82,7 +83,7 @@ def _steps(world: World, city: City, trip: list[list[Segment]], render) -> list[
 def driving_response(world: World, city: City, origin: str, destination: str, strategies: list[str] | None = None,
                      waypoints: list[str] | None = None) -> dict[str, Any]:
     points = [parse_location(origin), *(parse_location(w) for w in waypoints or []), parse_location(destination)]
-    paths = []
+    paths: list[dict[str, Any]] = []
     for trip in driving_trips(world, city, points, list(strategies or [])):
         steps = _steps(world, city, trip, _driving_step)
         paths.append({"distance": str(sum(int(s["step_distance"]) for s in steps)), "restriction": "0", "cost": {
