@@ -224,15 +224,21 @@ class MobilityEnv(gym.Env[str, Any]):
         lookup_config: ``LookupConfig`` (fuzzy threshold, distance bound, global fallback).
         episode_ids: restrict sampling to these ids.
 
-    **Example**::
+    **Example** (a doctest, run by ``tests/test_doctests.py`` on the bundled set):
 
-        import gymnasium as gym, mobility_env
-        env = gym.make("MobilityBench-v0")
-        obs, info = env.reset(seed=0)
-        obs, r, terminated, truncated, info = env.step(
-            {"name": "weather_query", "arguments": {"city": "北京市"}})
-        obs, r, terminated, truncated, info = env.step({"name": "finish", "arguments": {"answer": "晴"}})
-        print(info["metrics"])
+    >>> import gymnasium as gym
+    >>> import mobility_env  # registers MobilityBench-v0
+    >>> env = gym.make("MobilityBench-v0")
+    >>> obs, info = env.reset(seed=0)
+    >>> info["query"]
+    '呃走路去八里路大参林'
+    >>> obs, r, terminated, truncated, info = env.step(
+    ...     {"name": "weather_query", "arguments": {"city": "北京市"}})
+    >>> info["error"]["type"], r
+    ('no_cached_result', -0.1)
+    >>> obs, r, terminated, truncated, info = env.step({"name": "finish", "arguments": {"answer": "晴"}})
+    >>> terminated, info["metrics"]["DR"], info["metrics"]["FPR"], info["task_scenario"]
+    (True, 0.0, 0.0, 'Point-to-Point Planning')
 
     **Version history.**
 
