@@ -284,6 +284,11 @@ _PROSE = re.compile(r"\d+(?:\.\d+)?\s*(?:米|公里|千米|分钟|小时|km|m|mi
                     r"visit|check|also|one|ones)\b", re.IGNORECASE)
 
 
+# What still reads as a place name before a remark: Latin words with a capital, a name with · or
+# brackets, or four or more CJK characters (two or three are too often prose: 味道, 这家店).
+_NAME_LEAD = re.compile(r"(?:[A-Z][\w'&.-]*\s*){1,6}|.*[·(（].*|[\u4e00-\u9fa5A-Za-z0-9]{4,30}")
+
+
 def listed_items(answer: str) -> list[str]:
     """The items of the answer's enumerations: ``附近有：A、B；C`` / ``Nearby: A; B, C`` -> ``[A, B, C]``.
 
@@ -324,8 +329,14 @@ def foreign_places(answer: str, known: list[str]) -> list[str]:
     folded_names = [fold_text(n) for n in names]
     for item in listed_items(answer):
         folded = fold_text(item)
-        if len(folded) < 2 or folded in haystack or any(n and n in folded for n in folded_names) or _PROSE.search(item):
+        if len(folded) < 2 or folded in haystack or any(n and n in folded for n in folded_names):
             continue
+        prose = _PROSE.search(item)
+        if prose:  # a remark: only a name-shaped lead before it (Alt Coffee很好) is still a claim
+            item = item[:prose.start()].strip(" ,，、:：")
+            folded = fold_text(item)
+            if not _NAME_LEAD.fullmatch(item) or folded in haystack:
+                continue
         if not any(folded in fold_text(f) or fold_text(f) in folded for f in foreign):
             foreign.append(item)
     return foreign

@@ -1847,8 +1847,11 @@ def _place_hedge(f: EpisodeFacts, d: Draw):
 @mutation("mixed_foreign_place", correct=False, families=("nearby",),
           applies=lambda f: bool(f.foreign_places))
 def _mixed_foreign_place(f: EpisodeFacts, d: Draw):
-    """A returned POI and one from another search, both claimed nearby."""
-    items = d.shuffled([d.choice(f.places).name] + [p.name for p in _foreign_names(f, d.integer(1, 2), d)])
+    """A returned POI and one from another search, both claimed nearby; the foreign one may carry a
+    remark (``Alt Coffee很不错``), which must not hide it."""
+    remark = d.choice(("", "很不错", "评分很高", "也可以", " is nice"))
+    foreign = [p.name + remark for p in _foreign_names(f, d.integer(1, 2), d)]
+    items = d.shuffled([d.choice(f.places).name] + foreign)
     intro, sep = d.choice((("附近有：", "、"), ("附近有：", "，"), ("周边有", "、"), ("附近有", "；"), ("Nearby: ", "; "),
                            ("Nearby: ", ", ")))
     return intro + sep.join(items) + d.choice(("。", "等。"))
