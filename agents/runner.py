@@ -50,7 +50,7 @@ from typing import Any, Callable, Iterable, Iterator, cast
 
 from mobility_env.errors import ConfigError, DataFileError, MobilityEnvError
 from mobility_env.runfiles import (APPEND_ONLY_FILES, RESULTS_FILE, RUN_FILE, TRAJECTORIES_FILE, RunLock,
-                                   count_lines, data_fingerprint, drop_last_line, json_line, json_text, read_json_file,
+                                   count_lines, data_fingerprint, drop_last_line, json_line, json_text,
                                    read_results, read_run_info, record_key, repair_tail, write_text_atomic)
 from mobility_rewards.shaping import FORMAT_VERSION_KEYS, format_versions
 
@@ -143,7 +143,7 @@ class RunData:
 
 def open_run_data(data: str | os.PathLike | None, lookup_config: Any = None) -> RunData:
     """Open ``data`` (None = the bundled set) and describe it: path, kind, fingerprint, load report."""
-    from mobility_env.build import EPISODES_FILE, MANIFEST_FILE
+    from mobility_env.layout import EPISODES_FILE, read_manifest
     from mobility_env.loaders import load_episodes
     from mobility_env.sandbox import Sandbox
     from mobility_env.store import EpisodeStore, default_data_path, resolve_data
@@ -158,7 +158,7 @@ def open_run_data(data: str | os.PathLike | None, lookup_config: Any = None) -> 
             raise DataFileError(path, f"a directory without {EPISODES_FILE}: not a built directory; "
                                       "build one with `mobility-env build SRC --out DIR`")
         store = resolve_data(path, lookup_config)
-        manifest = _read_manifest(path / MANIFEST_FILE)
+        manifest = read_manifest(path) or {}
         report = manifest.get("load_report") if isinstance(manifest.get("load_report"), dict) else None
         kind = "bundled" if data is None else "built"
     else:
@@ -174,11 +174,6 @@ def open_run_data(data: str | os.PathLike | None, lookup_config: Any = None) -> 
     info = {"data": None if data is None else str(data), "data_path": str(path), "data_kind": kind,
             "data_fingerprint": data_fingerprint(path), "episodes_in_data": len(store.ids), "load_report": report}
     return RunData(store=store, info=info)
-
-
-def _read_manifest(path: Path) -> dict[str, Any]:
-    manifest = read_json_file(path)
-    return manifest if isinstance(manifest, dict) else {}
 
 
 def describe_data(info: dict[str, Any]) -> list[str]:

@@ -31,7 +31,6 @@ were recorded: a missing version means "not recorded", never "the current one".
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -42,6 +41,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .errors import ConfigError, DataFileError
+from .layout import file_checksum
 
 try:  # POSIX; elsewhere a run directory is not locked
     import fcntl
@@ -283,19 +283,13 @@ def existing_run_dir(run_dir: str | os.PathLike) -> Path:
 
 
 # --------------------------------------------------------------------------- data identity
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def data_fingerprint(path: Path) -> str:
-    """``sha256:...`` of a data file, or of a built directory's ``episodes.parquet`` (its gold)."""
+    """``blake2b:...`` of a data file, or of a built directory's ``episodes.parquet`` (its gold):
+    :func:`mobility_env.layout.file_checksum`, the digest the manifest records, so a directory
+    just opened (and checked) is not hashed again."""
     path = Path(path)
     target = path / "episodes.parquet" if path.is_dir() else path
-    return "sha256:" + file_sha256(target)
+    return "blake2b:" + file_checksum(target)
 
 
 # --------------------------------------------------------------------------- the lock

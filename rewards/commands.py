@@ -36,8 +36,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from mobility_env.errors import ConfigError, DataFileError
+from mobility_env.layout import file_checksum
 from mobility_env.runfiles import (EVAL_RESULTS_FILE, RESULTS_FILE, RUN_FILE, TRAJECTORIES_FILE, data_fingerprint,
-                                   existing_run_dir, file_sha256, json_line, json_text, read_json_file, read_jsonl,
+                                   existing_run_dir, json_line, json_text, read_json_file, read_jsonl,
                                    read_results, read_run_info, write_text_atomic)
 
 from .audit import audit_episodes, blocking_episode_ids
@@ -225,8 +226,8 @@ def rescore_run(run_dir: Path, episodes: dict[str, Any]) -> tuple[list[dict[str,
 
 
 def results_digest(run_dir: Path) -> str:
-    """What ``scorecard.json`` was computed from: the sha256 of ``results.jsonl``."""
-    return "sha256:" + file_sha256(run_dir / RESULTS_FILE)
+    """What ``scorecard.json`` was computed from: the digest of ``results.jsonl``."""
+    return "blake2b:" + file_checksum(run_dir / RESULTS_FILE)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -251,7 +252,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     scorecard["recomputed"] = recomputed
     scorecard["results"] = len(results)
     scorecard["source"] = {"data": str(Path(data).resolve()), "data_fingerprint": fingerprint,
-                           "results_sha256": results_digest(run_dir), "format_versions": format_versions(),
+                           "results_digest": results_digest(run_dir), "format_versions": format_versions(),
                            "run_format_versions": recorded_versions(run_info)}
     note = rescore_note(run_info)
     if note:
@@ -283,7 +284,7 @@ def current_scorecard(run_dir: Path) -> dict[str, Any] | None:
     if not isinstance(scorecard, dict) or not (run_dir / EVAL_RESULTS_FILE).exists():
         return None
     source = cast(dict, scorecard.get("source") if isinstance(scorecard.get("source"), dict) else {})
-    if source.get("results_sha256") != results_digest(run_dir):
+    if source.get("results_digest") != results_digest(run_dir):
         return None  # made before the run was resumed (or by an older version): stale
     return scorecard
 
