@@ -27,6 +27,7 @@ from typing import Any
 
 from mobility_env.env import MobilityEnv
 from mobility_env.errors import MobilityEnvError
+from mobility_env.trajectory import ErrorKind
 
 
 class AgentFailure(Exception):
@@ -129,7 +130,7 @@ class EpisodeSession:
     def step(self, action: Any) -> str:
         """Send one raw action (JSON text, dict or OpenAI tool call); return the observation."""
         if self.done:
-            raise AgentFailure("episode_over", "the episode has already ended")
+            raise AgentFailure(ErrorKind.EPISODE_OVER, "the episode has already ended")
         obs, reward, terminated, truncated, info = self.env.step(action)
         self.steps.append(StepRecord(action=action if isinstance(action, (str, dict)) else str(action), observation=obs,
                                      reward=float(reward), error=info.get("error"), match=info.get("match")))

@@ -8,7 +8,13 @@ with the floor and the global lookups (``bench_step``), oracle episodes/s, scori
 throughput and observation size (``bench_episodes``), memory of one and of each additional
 process (``bench_memory``; Ray actors with ``--ray``). Each benchmark runs in its own
 subprocess, one after another, so they never compete for the two cores. ``targets`` compares
-the largest size with the issue's targets, all ratios taken within this run.
+each size with issue 8's targets, all ratios taken within this run.
+
+After the sizes: the cold first global lookups and the warm global fuzzy/nearest lookups of
+every size in one interleaved run (``bench_lookup_scaling``), and, with ``--reference-src``
+(a checkout of the reference's ``src/``; run this script with an interpreter that can import
+it, see ``bench_reference.py``), the side-by-side run against the released reference sandbox on
+the largest size (``bench_reference``). ``targets_issue_13`` sets both against issue 13's targets.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 REFERENCE = {  # the released reference sandbox, as measured and quoted in issue 8 (not re-measured here)
     "load_s_per_process": 36.0, "memory_gb_per_process": 4.1, "peak_memory_gb": 4.5,
     "near_miss_lookup_ms": [6.0, 20.0], "far_miss_lookup_ms": [18.0, 20.0], "exact_route_hit_us": 400.0,
-}
+}  # bench_reference.py measures the reference itself, side by side (--reference-src)
 
 
 def run_bench(script: str, *args: str) -> dict[str, Any]:
@@ -76,6 +82,40 @@ def targets(size: int, r: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def targets_issue_13(result: dict[str, Any]) -> dict[str, Any]:
+    """Issue 13's targets from this run: ratios side by side with the reference, step overhead, cold and
+    warm global lookups across sizes."""
+    sizes = sorted(result["sizes"], key=int)
+    largest = result["sizes"][sizes[-1]]
+    overhead = largest["step"]["overhead_us"]["compact"]["exact"]["p50"]
+    out: dict[str, Any] = {
+        "exact_step_overhead_p50_us": {"value": overhead, "target": 40, "met": overhead <= 40,
+                                       "episodes": int(sizes[-1])}}
+    scaling = result.get("lookup_scaling")
+    if scaling:
+        cold = max(per["cold"][probe]["first_lookup_ms"] for per in scaling["data"].values()
+                   for probe in ("miss", "nearest"))
+        out["first_global_lookup_fresh_process_ms"] = {"value": cold, "target": 50, "met": cold <= 50,
+                                                       "sklearn_imported": any(
+                                                           per["cold"][p]["sklearn_imported"]
+                                                           for per in scaling["data"].values()
+                                                           for p in ("miss", "nearest"))}
+        ratio = scaling["ratio_last_over_first"]["lookup_fuzzy_p50"]
+        out["global_fuzzy_lookup_growth"] = {"value": ratio, "sizes": [sizes[0], sizes[-1]], "target": 1.2,
+                                             "met": ratio <= 1.2}
+    reference = result.get("reference")
+    if reference:
+        speedups = {tool: per["reference_over_ours_compact"]["p50_us"]
+                    for tool, per in reference["calls"]["side_by_side"].items() if per.get("route")}
+        out["exact_route_call_speedup"] = {"value": speedups, "target": 3.0,
+                                           "met": all(v >= 3.0 for v in speedups.values())}
+        episodes = reference["episodes"]
+        out["whole_episode_speedup"] = {"value": episodes["ours_over_reference"], "target": 2.0,
+                                        "met": all(v >= 2.0 for v in episodes["ours_over_reference"].values()),
+                                        "without_the_scored_finish": episodes["ours_without_finish_over_reference"]}
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
@@ -87,6 +127,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--episodes", type=int, default=500, help="oracle / scoring episodes per round")
     parser.add_argument("--workers", type=int, default=3, help="processes in the memory benchmark")
     parser.add_argument("--ray", action="store_true", help="also measure 2 Ray actors")
+    parser.add_argument("--reference-src", help="the reference's src/ directory: also run bench_reference.py "
+                                                "on the largest size (this interpreter must import it)")
     args = parser.parse_args(argv)
     started = time.time()
     result: dict[str, Any] = {"command": " ".join([Path(sys.executable).name, *sys.argv]),
@@ -107,10 +149,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         per["loadavg_after"] = list(os.getloadavg())
         result["sizes"][str(size)] = per
         Path(args.out).write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    dirs = [str(dataset_dir(size, args.cache)) for size in args.sizes]
+    result["lookup_scaling"] = run_bench("bench_lookup_scaling.py", *[a for d in dirs for a in ("--data", d)],
+                                         "--samples", str(args.samples), "--rounds", str(max(args.rounds, 5)))
+    if args.reference_src:
+        result["reference"] = run_bench("bench_reference.py", "--data", dirs[-1], "--reference-src",
+                                        args.reference_src, "--rounds", str(args.rounds))
+    result["targets_issue_13"] = targets_issue_13(result)
     result["machine_end"] = machine()
     result["wall_s"] = round(time.time() - started, 1)
     Path(args.out).write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps({s: r["targets"] for s, r in result["sizes"].items()}, ensure_ascii=False, indent=2))
+    print(json.dumps({**{s: r["targets"] for s, r in result["sizes"].items()},
+                      "issue_13": result["targets_issue_13"]}, ensure_ascii=False, indent=2))
     return result
 
 

@@ -84,12 +84,46 @@ def rows(result: dict[str, Any]) -> list[tuple[str, list[str]]]:
     return out
 
 
+def issue_13_rows(result: dict[str, Any]) -> list[str]:
+    """The issue 13 targets table (``run_all.py``'s ``targets_issue_13``), when the run has it."""
+    targets = result.get("targets_issue_13")
+    if not targets:
+        return []
+
+    def verdict(entry: dict[str, Any]) -> str:
+        return "**met**" if entry.get("met") else "**missed**"
+
+    lines = ["", "| issue 13 target | this run | verdict |", "|---|---|---|"]
+    step = targets["exact_step_overhead_p50_us"]
+    lines.append(f"| exact step overhead over the floor ≤ 40 µs p50 ({int(step['episodes']):,} episodes, compact) "
+                 f"| {step['value']:.0f} µs | {verdict(step)} |")
+    if "first_global_lookup_fresh_process_ms" in targets:
+        cold = targets["first_global_lookup_fresh_process_ms"]
+        lines.append(f"| first global miss/nearest lookup in a fresh process ≤ 50 ms | {cold['value']:.0f} ms "
+                     f"(scikit-learn imported: {'yes' if cold['sklearn_imported'] else 'no'}) | {verdict(cold)} |")
+        fuzzy = targets["global_fuzzy_lookup_growth"]
+        lines.append(f"| global fuzzy lookup p50 within 1.2× from {int(fuzzy['sizes'][0]):,} to "
+                     f"{int(fuzzy['sizes'][1]):,} episodes | {fuzzy['value']:.2f}× | {verdict(fuzzy)} |")
+    if "exact_route_call_speedup" in targets:
+        route = targets["exact_route_call_speedup"]
+        shown = ", ".join(f"{tool.split('_')[0]} {value:.1f}×" for tool, value in route["value"].items())
+        lines.append(f"| exact route calls as the agent sees them ≥ 3× the reference, every route tool | {shown} "
+                     f"| {verdict(route)} |")
+        whole = targets["whole_episode_speedup"]
+        without = whole["without_the_scored_finish"]
+        lines.append(f"| whole episode loop ≥ 2× the reference's call sequence | first visit "
+                     f"{whole['value']['first_visit']:.2f}×, revisit {whole['value']['revisit']:.2f}× "
+                     f"(without our scored `finish`: {without['first_visit']:.2f}×, {without['revisit']:.2f}×) "
+                     f"| {verdict(whole)} |")
+    return lines
+
+
 def render(result: dict[str, Any]) -> str:
     sizes = list(result["sizes"])
     head = "| episodes | " + " | ".join(f"{int(s):,}" for s in sizes) + " |"
     sep = "|---|" + "---:|" * len(sizes)
     body = [f"| {label} | " + " | ".join(values) + " |" for label, values in rows(result)]
-    return "\n".join([head, sep, *body])
+    return "\n".join([head, sep, *body, *issue_13_rows(result)])
 
 
 def main(argv: list[str] | None = None) -> None:

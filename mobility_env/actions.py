@@ -37,12 +37,14 @@ import math
 import numbers
 import sys
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Iterable
 
 from gymnasium import spaces
 
 from .episode import SCENARIOS
 from .errors import ConfigError
+from .trajectory import ErrorKind
 from .tools import (BUS_STRATEGIES, DRIVING_STRATEGIES, MAX_DRIVING_STRATEGIES, MAX_WAYPOINTS, RADIUS_RANGE, TOOLS,
                     ParamSpec, canonical_tool_name)
 
@@ -52,8 +54,7 @@ MAX_STRING_CHARS = 10_000
 MAX_NUMBER_DIGITS = 40
 _DEPTH_CEILING = 200  # the check, json and the scorers recurse once per level: stay far below Python's 1,000
 
-ERROR_TYPES = ("invalid_json", "invalid_action", "unknown_tool", "schema_error", "no_cached_result", "episode_over")
-_ENVELOPE_ERRORS = frozenset({"invalid_json", "invalid_action"})
+ERROR_TYPES = tuple(kind.value for kind in ErrorKind)  # kept for callers of the tuple; ErrorKind is the vocabulary
 _ACTION_HINT = 'send {"name": "<tool>", "arguments": {...}}'
 
 
@@ -100,11 +101,17 @@ class ActionLimits:
 
     def loads(self, text: str) -> Any:
         """``json.loads`` that checks number literals before converting them (raises ``_Refused``)."""
-        return json.loads(text, parse_int=self._parse_int, parse_float=self._parse_float,
-                          parse_constant=self._parse_constant)
+        return _decoder(self).decode(text)
 
 
 DEFAULT_LIMITS = ActionLimits()
+
+
+@lru_cache(maxsize=32)
+def _decoder(limits: ActionLimits) -> json.JSONDecoder:
+    """One decoder per limits (``json.loads`` with hooks builds a new one per call)."""
+    return json.JSONDecoder(parse_int=limits._parse_int, parse_float=limits._parse_float,
+                            parse_constant=limits._parse_constant)
 
 
 class _Refused(Exception):
@@ -134,11 +141,12 @@ class _BoundedCopy:
     length was checked before parsing). Recursion is bounded by ``max_depth``.
     """
 
-    __slots__ = ("limits", "left")
+    __slots__ = ("limits", "left", "copying")
 
-    def __init__(self, limits: ActionLimits, budget: int):
+    def __init__(self, limits: ActionLimits, budget: int, *, copying: bool = True):
         self.limits = limits
         self.left = budget
+        self.copying = copying  # False: only check a value that is already a fresh parse (json.loads' own objects)
 
     def _spend(self, size: int) -> None:
         self.left -= size
@@ -169,15 +177,17 @@ class _BoundedCopy:
             self._spend(2)
             if kind is dict:
                 return self._object(value, depth)
-            out = []
+            out: list[Any] = []
             for index, item in enumerate(value):
                 try:
                     self._spend(1)
-                    out.append(self.copy(item, depth + 1))
+                    checked = self.copy(item, depth + 1)
                 except _Refused as exc:
                     exc.path.append(index)
                     raise
-            return out
+                if self.copying:
+                    out.append(checked)
+            return out if self.copying else value
         if kind is int:
             if not -self.limits._int_bound < value < self.limits._int_bound:
                 raise _Refused(f"an integer of more than max_number_digits={self.limits.max_number_digits} digits")
@@ -202,11 +212,13 @@ class _BoundedCopy:
                         raise _Refused(f"object key {key!r:.40} is not a string")
                     key = str.__str__(key)
                 self._string(key)
-                out[key] = self.copy(item, depth + 1)
+                checked = self.copy(item, depth + 1)
             except _Refused as exc:
                 exc.path.append(key if isinstance(key, str) else repr(key)[:40])
                 raise
-        return out
+            if self.copying:
+                out[key] = checked
+        return out if self.copying else value
 
     @staticmethod
     def _as_json_type(value: Any) -> Any:
@@ -264,7 +276,7 @@ class ParsedAction:
 
 
 def _error(kind: str, message: str, **fields: Any) -> ParsedAction:
-    return ParsedAction(error={"type": kind, "message": message}, **fields)
+    return ParsedAction(error={"type": ErrorKind(kind), "message": message}, **fields)
 
 
 def parse_action(action: Any, limits: ActionLimits | None = None) -> ParsedAction:
@@ -287,8 +299,8 @@ def parse_action(action: Any, limits: ActionLimits | None = None) -> ParsedActio
         if isinstance(parsed, ParsedAction):
             return parsed
         action, budget = parsed, sys.maxsize  # the text's length was the size check
-    try:
-        action = _BoundedCopy(limits, budget).copy(action, 1)
+    try:  # a parse of text is already the env's own object: checked, not copied
+        action = _BoundedCopy(limits, budget, copying=budget != sys.maxsize).copy(action, 1)
     except _Refused as exc:
         return _error("invalid_action", exc.describe())
     if not isinstance(action, dict):
@@ -312,7 +324,7 @@ def parse_action(action: Any, limits: ActionLimits | None = None) -> ParsedActio
             if isinstance(parsed, ParsedAction):
                 return parsed
             try:
-                arguments = _BoundedCopy(limits, sys.maxsize).copy(parsed, arguments_depth)
+                arguments = _BoundedCopy(limits, sys.maxsize, copying=False).copy(parsed, arguments_depth)
             except _Refused as exc:
                 exc.path.append("arguments")
                 return _error("invalid_action", exc.describe(), raw_name=raw_name)
@@ -388,7 +400,7 @@ class ToolCallSpace(spaces.Space[Any]):
         if isinstance(x, (bytes, bytearray)) or x is None:
             return False
         parsed = parse_action(x, self.limits)
-        return parsed.error is None or parsed.error["type"] not in _ENVELOPE_ERRORS
+        return parsed.error is None or not ErrorKind(parsed.error["type"]).is_envelope
 
     def sample(self, mask: str | Iterable[str] | None = None, probability: Any | None = None) -> dict[str, Any]:
         if probability is not None:

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .canonical import canonical_request
-from .episode import Episode, RecordedCall, Repair, ToolCall
+from .episode import Episode, RecordedCall, new_episode, new_recorded_call, new_repair, new_tool_call
 from .errors import CorruptDataError, DuplicateEpisodeError
 from .layout import (CHECKSUM, EPISODES_FILE, EPISODES_SCHEMA, FORMAT_VERSION, MANIFEST_FILE, SANDBOX_FILE,
                      SANDBOX_SCHEMA, SOURCE_FILES, DerivedFileWarning, DirectoryCheck, FormatVersionWarning,
@@ -33,6 +33,7 @@ from .layout import (CHECKSUM, EPISODES_FILE, EPISODES_SCHEMA, FORMAT_VERSION, M
                      record_files, warn_once, write_manifest)
 from .replay_index import write_replay_index
 from .tools import validate_call
+from .trajectory import LazyJSON
 
 __all__ = [
     # the writer and the row encoding
@@ -93,7 +94,8 @@ def episode_from_record(record: dict[str, Any], recorded: list[RecordedCall]) ->
     """The inverse of :func:`episode_row`: an Episode from one episodes row plus its recorded calls.
 
     Raises :class:`RecordDecodeError` (naming the column) for a row that is not one
-    :func:`episode_row` wrote.
+    :func:`episode_row` wrote. The types are checked here and the models built without pydantic's
+    validation (a reset materializes one episode; this is most of its cost otherwise).
     """
     decoded: dict[str, Any] = {}
     for column in _JSON_COLUMNS:
@@ -102,36 +104,78 @@ def episode_from_record(record: dict[str, Any], recorded: list[RecordedCall]) ->
         except (TypeError, ValueError, KeyError) as exc:
             raise RecordDecodeError(column, f"not the JSON text a build writes ({type(exc).__name__}: {exc})") from exc
     try:
-        return Episode(
-            episode_id=record["episode_id"], query=record["query"], context=decoded["context"],
-            task_scenario=record["task_scenario"], intent_family=record["intent_family"],
-            gold_calls=[ToolCall(**c) for c in decoded["gold_calls"]], recorded=recorded,
-            gold_slots=decoded["gold_slots"], fields=decoded["fields"],
-            repairs=[Repair(**r) for r in decoded["repairs"]], source=record["source"], row=record["row"])
-    except (TypeError, ValueError, KeyError) as exc:  # pydantic's ValidationError is a ValueError
-        raise RecordDecodeError(None, f"not an episode record ({type(exc).__name__}: {str(exc)[:300]})") from exc
+        for column in ("context", "gold_slots", "fields"):
+            _object(decoded[column], column)
+        gold_calls = [new_tool_call(name=_text(_object(c, "gold_calls").get("name"), "gold_calls"),
+                                    arguments=_object(c.get("arguments", {}), "gold_calls"))
+                      for c in _list(decoded["gold_calls"], "gold_calls")]
+        repairs = [new_repair(column=_text(r.get("column"), "repairs"), kind=_text(r.get("kind"), "repairs"),
+                              detail=_text(r.get("detail", ""), "repairs"))
+                   for r in (_object(item, "repairs") for item in _list(decoded["repairs"], "repairs"))]
+        row = record["row"]
+        if row is not None and (isinstance(row, bool) or not isinstance(row, int)):
+            raise RecordDecodeError("row", f"expected an integer, got {row!r:.40}")
+        return new_episode(
+            episode_id=_text(record["episode_id"], "episode_id"), query=_text(record["query"], "query"),
+            context=decoded["context"], task_scenario=_text(record["task_scenario"], "task_scenario"),
+            intent_family=_text(record["intent_family"], "intent_family"), gold_calls=gold_calls, recorded=recorded,
+            gold_slots=decoded["gold_slots"], fields=decoded["fields"], repairs=repairs,
+            source=_text(record["source"], "source"), row=row)
+    except KeyError as exc:
+        raise RecordDecodeError(None, f"not an episode record (no {exc})") from exc
 
 
-def recorded_call_from_entry(entry: dict[str, Any]) -> RecordedCall:
+def _list(value: Any, column: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise RecordDecodeError(column, f"expected a JSON array, got {type(value).__name__}")
+    return value
+
+
+def recorded_call_from_entry(entry: dict[str, Any], where: tuple[Any, int | None] | None = None) -> RecordedCall:
     """One sandbox row (``tool, arguments, response, source_column, gold_index, truncated``) as a call.
 
-    Raises :class:`RecordDecodeError` naming the column that does not decode.
+    Raises :class:`RecordDecodeError` naming the column that does not decode. With ``where`` =
+    (file, row) the response (its text, a function reading it, or a LazyJSON) is kept undecoded
+    (:class:`~mobility_env.trajectory.LazyJSON`),
+    decoded on first read; a text that does not decode then raises
+    :class:`~mobility_env.errors.CorruptDataError` naming that file, row and column.
     """
     values: dict[str, Any] = {}
-    for column in ("arguments", "response"):
+    for column in ("arguments",) if where is not None else ("arguments", "response"):
         try:
             values[column] = json.loads(entry[column])
         except (TypeError, ValueError, KeyError) as exc:
             raise RecordDecodeError(column, f"not the JSON text a build writes ({type(exc).__name__}: {exc})") from exc
+    if where is not None:
+        text = entry.get("response")
+        if isinstance(text, LazyJSON):
+            values["response"] = text
+        elif isinstance(text, str) or callable(text):
+            values["response"] = LazyJSON(text, (where[0], where[1], "response"))
+        else:
+            raise RecordDecodeError("response", f"expected JSON text, got {type(text).__name__}")
     gold = entry.get("gold_index")
     if not isinstance(gold, int):
         raise RecordDecodeError("gold_index", f"expected an integer, got {gold!r:.40}")
     try:
-        return RecordedCall(name=entry["tool"], arguments=values["arguments"], response=values["response"],
-                            source_column=entry["source_column"], gold_index=None if gold < 0 else gold,
-                            truncated=entry["truncated"])
-    except (TypeError, ValueError, KeyError) as exc:
-        raise RecordDecodeError(None, f"not a sandbox record ({type(exc).__name__}: {str(exc)[:300]})") from exc
+        return new_recorded_call(
+            name=_text(entry["tool"], "tool"), arguments=_object(values["arguments"], "arguments"),
+            response=values["response"], source_column=_text(entry["source_column"], "source_column"),
+            gold_index=None if gold < 0 else gold, truncated=bool(entry["truncated"]))
+    except KeyError as exc:
+        raise RecordDecodeError(None, f"not a sandbox record (no {exc})") from exc
+
+
+def _text(value: Any, column: str) -> str:
+    if not isinstance(value, str):
+        raise RecordDecodeError(column, f"expected text, got {type(value).__name__}")
+    return value
+
+
+def _object(value: Any, column: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise RecordDecodeError(column, f"expected a JSON object, got {type(value).__name__}")
+    return value
 
 
 class _ColumnBuffer:

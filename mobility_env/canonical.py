@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from .tools import DRIVING_STRATEGIES, TOOLS, bounded_text_cache, canonical_tool_name, parse_coordinate
 
@@ -79,28 +79,41 @@ class CanonicalRequest:
 
 
 def canonical_request(tool: str, arguments: dict[str, Any]) -> CanonicalRequest:
-    """Canonical features of a *valid* call (validate with ``tools.validate_call`` first)."""
+    """Canonical features of a *valid* call (validate with ``tools.validate_call`` first): the
+    canonicalizer of the tool's kind (:data:`CANONICALIZERS`, part of its
+    :class:`~mobility_env.toolkinds.ToolKind`)."""
     tool = canonical_tool_name(tool) or tool
-    kind = TOOLS[tool].kind
-    args = arguments
-    if kind == "poi":
-        name, city = canonical_name(args.get("keywords")), canonical_city(args.get("city"))
-        return CanonicalRequest(tool, f"{name}|{city}", name=name, city=city)
-    if kind == "traffic":
-        name, city = canonical_name(args.get("name")), canonical_city(args.get("city"))
-        return CanonicalRequest(tool, f"{name}|{city}", name=name, city=city)
-    if kind == "weather":
-        city = canonical_city(args.get("city"))
-        options = "forecast" if canonical_flag(args.get("need_forecast")) else "now"
-        return CanonicalRequest(tool, f"{city}|{options}", name=city, city=city, options=options)
-    if kind == "around":
-        location = canonical_coordinate(args.get("location")) or ""
-        name = canonical_name(args.get("keywords"))
-        return CanonicalRequest(tool, f"{location}|{name}", name=name, points=_points(location))
-    if kind == "geocode":
-        location = canonical_coordinate(_coordinate_text(args.get("longitude"), args.get("latitude"))) or ""
-        return CanonicalRequest(tool, location, points=_points(location))
-    # route tools
+    return CANONICALIZERS[TOOLS[tool].kind](tool, arguments)
+
+
+def canonical_poi(tool: str, args: dict[str, Any]) -> CanonicalRequest:
+    name, city = canonical_name(args.get("keywords")), canonical_city(args.get("city"))
+    return CanonicalRequest(tool, f"{name}|{city}", name=name, city=city)
+
+
+def canonical_traffic(tool: str, args: dict[str, Any]) -> CanonicalRequest:
+    name, city = canonical_name(args.get("name")), canonical_city(args.get("city"))
+    return CanonicalRequest(tool, f"{name}|{city}", name=name, city=city)
+
+
+def canonical_weather(tool: str, args: dict[str, Any]) -> CanonicalRequest:
+    city = canonical_city(args.get("city"))
+    options = "forecast" if canonical_flag(args.get("need_forecast")) else "now"
+    return CanonicalRequest(tool, f"{city}|{options}", name=city, city=city, options=options)
+
+
+def canonical_around(tool: str, args: dict[str, Any]) -> CanonicalRequest:
+    location = canonical_coordinate(args.get("location")) or ""
+    name = canonical_name(args.get("keywords"))
+    return CanonicalRequest(tool, f"{location}|{name}", name=name, points=_points(location))
+
+
+def canonical_geocode(tool: str, args: dict[str, Any]) -> CanonicalRequest:
+    location = canonical_coordinate(_coordinate_text(args.get("longitude"), args.get("latitude"))) or ""
+    return CanonicalRequest(tool, location, points=_points(location))
+
+
+def canonical_route(tool: str, args: dict[str, Any]) -> CanonicalRequest:
     origin, origin_point = _canonical_point(args.get("origin"))
     destination, destination_point = _canonical_point(args.get("destination"))
     waypoints, waypoint_points = [], []
@@ -108,13 +121,20 @@ def canonical_request(tool: str, arguments: dict[str, Any]) -> CanonicalRequest:
         text, point = _canonical_point(value)
         waypoints.append(text)
         waypoint_points.append(point)
-    if tool == "bus_route":
+    if tool == "bus_route":  # one strategy code (default "0"); driving: a set of strategy names
         options = str(args.get("strategy") if args.get("strategy") not in (None, "") else "0").strip()
     else:
         options = canonical_strategies(args.get("strategy"))
     key = f"{origin}|{destination}|{options}|{';'.join(waypoints)}"
     points = tuple(p for p in (origin_point, destination_point, *waypoint_points) if p is not None)
     return CanonicalRequest(tool, key, points=points, options=options)
+
+
+#: The canonicalizer of each tool kind: (tool, valid arguments) -> CanonicalRequest.
+CANONICALIZERS: dict[str, Callable[[str, dict[str, Any]], CanonicalRequest]] = {
+    "poi": canonical_poi, "traffic": canonical_traffic, "weather": canonical_weather, "around": canonical_around,
+    "geocode": canonical_geocode, "route": canonical_route,
+}
 
 
 def _canonical_point(value: Any) -> tuple[str, tuple[float, float] | None]:

@@ -24,7 +24,7 @@ from .sandbox import LookupConfig
 from .scoring import EpisodeVerdict, Scorer
 from .store import EpisodeStore, resolve_data
 from .tools import openai_tools, validate_call
-from .trajectory import CallRecord, FinishRecord, Trajectory
+from .trajectory import CallRecord, ErrorKind, FinishRecord, Trajectory, new_call_record
 
 from . import DEFAULT_MAX_STEPS  # declared with the registration, which must not import this module
 
@@ -169,7 +169,8 @@ class MobilityEnv(gym.Env[str, Any]):
     replayed response as JSON text, ``"compact"`` (default: distances, durations, tolls,
     lines, names; no polylines) or ``"raw"`` (as recorded). A bad action never raises: the
     observation is ``{"error": {"type", "message"}}`` and ``info["error"]`` has the same
-    ``type``: ``invalid_json`` (not JSON, or over ``max_action_chars``), ``invalid_action``
+    ``type``, a :class:`mobility_env.trajectory.ErrorKind` (a ``str`` enum, equal to its
+    text): ``invalid_json`` (not JSON, or over ``max_action_chars``), ``invalid_action``
     (not a tool call, or a broken cap), ``unknown_tool``, ``schema_error``,
     ``no_cached_result``, or ``episode_over`` (a step after the end).
 
@@ -234,7 +235,7 @@ class MobilityEnv(gym.Env[str, Any]):
     '呃走路去八里路大参林'
     >>> obs, r, terminated, truncated, info = env.step(
     ...     {"name": "weather_query", "arguments": {"city": "北京市"}})
-    >>> info["error"]["type"], r
+    >>> str(info["error"]["type"]), r
     ('no_cached_result', -0.1)
     >>> obs, r, terminated, truncated, info = env.step({"name": "finish", "arguments": {"answer": "晴"}})
     >>> terminated, info["metrics"]["DR"], info["metrics"]["FPR"], info["task_scenario"]
@@ -262,6 +263,11 @@ class MobilityEnv(gym.Env[str, Any]):
 
       A run resumed by code of another version is refused (unless ``--force-resume``);
       ``mobility-env eval`` rescores with the current versions and says so.
+    * v0, observation_version 2: the compact text and the scorer's evidence are read by one
+      parser (``mobility_env.responses``); the text changes only for malformed responses
+      (see ``OBSERVATION_VERSION``'s history). Records: ``info["error"]["type"]`` is a
+      ``mobility_env.trajectory.ErrorKind`` (a ``str`` enum equal to its old text), the
+      trajectory's responses are decoded when first read.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
@@ -338,7 +344,8 @@ class MobilityEnv(gym.Env[str, Any]):
             raise gym.error.ResetNeeded("call reset() before step()")
         state = self.state
         if state.done:
-            error = {"type": "episode_over", "message": "the episode has ended; call reset() to start a new one"}
+            error = {"type": ErrorKind.EPISODE_OVER,
+                     "message": "the episode has ended; call reset() to start a new one"}
             info = {"episode_id": state.episode.episode_id, "step": state.steps, "error": error,
                     "reward_components": {}, "metrics": state.metrics}
             return self._error_obs(error), 0.0, True, False, _drop_none(info)
@@ -369,27 +376,35 @@ class MobilityEnv(gym.Env[str, Any]):
         return self._clip(obs), reward, False, truncated, _drop_none(info)
 
     def _call(self, parsed: ParsedAction) -> CallRecord:
+        """The step's one record: built here, once, without re-validation (``new_call_record``); the
+        arguments are the parser's own copy, the served response and arguments stay stored text
+        (:class:`~mobility_env.trajectory.LazyJSON`) until the scorer or a raw observation reads them."""
         state = self.state
         assert state is not None
         name = parsed.name or (parsed.raw_name[:MAX_RECORDED_NAME_CHARS] if isinstance(parsed.raw_name, str) else None)
         if parsed.error is not None:
-            return CallRecord(step=state.steps, name=name, arguments=parsed.arguments, error=parsed.error)
+            return new_call_record(step=state.steps, name=name, arguments=parsed.arguments, error=parsed.error)
         assert parsed.name is not None  # parse_action sets name whenever error is None
         errors = validate_call(parsed.name, parsed.arguments)
         if errors:
-            return CallRecord(step=state.steps, name=name, arguments=parsed.arguments,
-                              error={"type": "schema_error",
-                                     "message": f"{parsed.name}: " + "; ".join(str(e) for e in errors)},
-                              schema_errors=[{"field": e.field, "rule": e.rule, "message": e.message} for e in errors])
+            return new_call_record(
+                step=state.steps, name=name, arguments=parsed.arguments,
+                error={"type": ErrorKind.SCHEMA_ERROR, "message": f"{parsed.name}: " + "; ".join(map(str, errors))},
+                schema_errors=[{"field": e.field, "rule": e.rule, "message": e.message} for e in errors])
         result = self.sandbox.lookup(parsed.name, parsed.arguments, state.episode.episode_id)
         if not result.hit:
-            return CallRecord(step=state.steps, name=name, arguments=parsed.arguments,
-                              error={"type": "no_cached_result", "message": result.detail}, match=result.match,
-                              scope=result.scope, score=result.score, distance_m=result.distance_m)
-        return CallRecord(step=state.steps, name=name, arguments=parsed.arguments, error=None, match=result.match,
-                          scope=result.scope, score=result.score, distance_m=result.distance_m, entry=result.entry,
-                          response=result.response, entry_episode_id=result.entry_episode_id,
-                          entry_gold_index=result.entry_gold_index, entry_arguments=result.entry_arguments)
+            return new_call_record(
+                step=state.steps, name=name, arguments=parsed.arguments,
+                error={"type": ErrorKind.NO_CACHED_RESULT, "message": result.detail}, match=result.match,
+                scope=result.scope, score=result.score, distance_m=result.distance_m,
+                canonical_key=result.key)
+        stored = result.stored
+        return new_call_record(
+            step=state.steps, name=name, arguments=parsed.arguments, match=result.match,
+            scope=result.scope,
+            score=result.score, distance_m=result.distance_m, entry=result.entry, response=stored["response"],
+            entry_episode_id=result.entry_episode_id, entry_gold_index=result.entry_gold_index,
+            entry_arguments=stored["entry_arguments"], canonical_key=result.key)
 
     def _finish(self, parsed: ParsedAction) -> tuple[str, float, bool, bool, dict[str, Any]]:
         state = self.state
@@ -433,7 +448,7 @@ class MobilityEnv(gym.Env[str, Any]):
         state = self.state
         assert state is not None
         call = (None if record.name is None
-                or record.error and record.error["type"] in ("invalid_json", "invalid_action")
+                or record.error_kind is not None and record.error_kind.is_envelope
                 else {"name": record.name, "arguments": copy_arguments(record.arguments)})
         return {"episode_id": state.episode.episode_id, "step": state.steps, "call": call, "match": record.match,
                 "scope": record.scope, "distance_m": record.distance_m, "score": record.score, "error": record.error}

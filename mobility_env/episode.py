@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .trajectory import LazyValue, fast_constructor, lazy_fields
+
 SCENARIOS_BY_FAMILY: dict[str, tuple[str, ...]] = {
     "Basic Information Retrieval": ("POI Query", "Geolocation Query", "Nearby Query", "Weather Query"),
     "Route-Dependent Information Retrieval": ("Route Property Query", "Arrival/Departure Time Query"),
@@ -41,10 +43,15 @@ class RecordedCall(BaseModel):
 
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
-    response: Any = None
+    response: LazyValue = None  # a built directory's episodes hold it as stored text until read
     source_column: str = ""
     gold_index: int | None = None
     truncated: bool = False
+
+
+lazy_fields(RecordedCall, "response")
+#: Builds a trusted :class:`RecordedCall` without validation (rows of a checksummed built directory).
+new_recorded_call = fast_constructor(RecordedCall)
 
 
 class Repair(BaseModel):
@@ -96,3 +103,10 @@ def stable_episode_id(query: str, context: Any, task_scenario: str, tool_list: A
     """A content hash: the same row gives the same id in every load, file format and order."""
     payload = json.dumps([query, context, task_scenario, tool_list], ensure_ascii=False, sort_keys=True, default=str)
     return f"{prefix}-{hashlib.sha1(payload.encode('utf-8')).hexdigest()[:12]}"
+
+
+#: Trusted constructors (no validation) for episodes read back from a checksummed built directory;
+#: :func:`mobility_env.build.episode_from_record` checks the types itself.
+new_episode = fast_constructor(Episode)
+new_tool_call = fast_constructor(ToolCall)
+new_repair = fast_constructor(Repair)

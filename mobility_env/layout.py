@@ -119,19 +119,95 @@ class FormatVersionWarning(UserWarning):
 _digest_cache: dict[tuple, str] = {}
 _digest_lock = threading.Lock()
 _CHUNK = 1 << 20
+#: Where checksums verified by earlier processes are remembered (``$MOBILITY_ENV_CACHE_DIR``, else
+#: ``$XDG_CACHE_HOME/mobility-env``, else ``~/.cache/mobility-env``); ``MOBILITY_ENV_CHECKSUM_CACHE=0`` turns it off.
+CACHE_DIR_VAR = "MOBILITY_ENV_CACHE_DIR"
+CHECKSUM_CACHE_VAR = "MOBILITY_ENV_CHECKSUM_CACHE"
+_CHECKSUM_CACHE_FILE = "checksums.json"
+_CHECKSUM_CACHE_ENTRIES = 4096
+_persistent: dict[str, str] | None = None
+
+
+def _cache_file() -> Path | None:
+    if os.environ.get(CHECKSUM_CACHE_VAR, "1").strip().lower() in ("0", "false", "no", "off"):
+        return None
+    base = os.environ.get(CACHE_DIR_VAR)
+    if not base:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        base = str(Path(xdg) / "mobility-env") if xdg else str(Path.home() / ".cache" / "mobility-env")
+    return Path(base) / _CHECKSUM_CACHE_FILE
+
+
+def _persistent_cache() -> dict[str, str]:
+    """The checksums other processes computed, keyed by the file's full stat identity (read once per process)."""
+    global _persistent
+    if _persistent is None:
+        path = _cache_file()
+        loaded: dict[str, str] = {}
+        if path is not None:
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                if isinstance(data, dict):
+                    loaded = {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+            except (OSError, ValueError):
+                pass  # no cache yet, or a damaged one: hash, and write a fresh one
+        _persistent = loaded
+    return _persistent
+
+
+_dirty = False
+
+
+def _remember(key: str, value: str) -> None:
+    """Add a checksum to the cross-process cache (written by :func:`flush_checksum_cache`); call under the lock."""
+    global _dirty
+    if _cache_file() is None:
+        return
+    cache = _persistent_cache()
+    cache[key] = value
+    if len(cache) > _CHECKSUM_CACHE_ENTRIES:
+        for old in list(cache)[: len(cache) - _CHECKSUM_CACHE_ENTRIES]:
+            del cache[old]
+    _dirty = True
+
+
+def flush_checksum_cache() -> None:
+    """Write the checksums this process computed to the cache file, once (best effort: a read-only
+    home only costs the next process a re-hash)."""
+    global _dirty
+    path = _cache_file()
+    with _digest_lock:
+        if not _dirty or path is None:
+            return
+        text = json.dumps(_persistent_cache())
+        _dirty = False
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)  # atomic: a concurrent reader sees the old or the new file
+    except OSError:
+        pass
 
 
 def file_checksum(path: str | os.PathLike) -> str:
-    """BLAKE2b-128 of a file's bytes (hex), remembered per process while the file is unchanged.
+    """BLAKE2b-128 of a file's bytes (hex), remembered while the file is unchanged.
 
     "Unchanged" is the same device, inode, size, modification and change time: rewriting a
-    file, even keeping its size and mtime, changes its ctime and so is hashed again.
+    file, even keeping its size and mtime, changes its ctime (which no user tool can set back)
+    and so is hashed again. Remembered per process, and across processes in a small cache file
+    (:data:`CACHE_DIR_VAR`, :data:`CHECKSUM_CACHE_VAR`), so that opening a large directory hashes
+    its files once per machine instead of once per process (1.8 GB for 100k episodes: ~1.8 s).
     """
     path = Path(path)
     st = path.stat()
     key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)  # the file itself, under any name
     with _digest_lock:
         cached = _digest_cache.get(key)
+        if cached is None:
+            cached = _persistent_cache().get(_stat_key(path, key))
+            if cached is not None:
+                _digest_cache[key] = cached
     if cached is not None:
         return cached
     digest = hashlib.blake2b(digest_size=16)
@@ -144,11 +220,18 @@ def file_checksum(path: str | os.PathLike) -> str:
                 break
             digest.update(view[:n])  # hashlib releases the GIL: files hash in parallel threads
     value = digest.hexdigest()
+    if path.stat().st_ctime_ns != key[-1]:  # changed while it was read: do not remember a torn read
+        return value
     with _digest_lock:
         if len(_digest_cache) > 4096:
             _digest_cache.clear()
         _digest_cache[key] = value
+        _remember(_stat_key(path, key), value)
     return value
+
+
+def _stat_key(path: Path, key: tuple) -> str:
+    return f"{path.resolve()}|" + "|".join(map(str, key))
 
 
 def file_entry(path: Path) -> dict[str, Any]:
@@ -270,6 +353,7 @@ def check_built_directory(directory: str | os.PathLike) -> DirectoryCheck:
                                                               f"`mobility-env build SRC --out {directory}`")
     names = sorted(files)
     problems = _check_entries(directory, names, files)
+    flush_checksum_cache()
     for name in SOURCE_FILES:
         if problems[name] is not None:
             raise CorruptDataError(directory / name, f"does not match {MANIFEST_FILE}: {problems[name]}. It cannot be "
@@ -330,6 +414,7 @@ def record_files(directory: str | os.PathLike, *, accept_changed_parquet: bool =
     manifest = {key: value for key, value in manifest.items() if key not in ("checksum", "files")}
     manifest.update({"format_version": FORMAT_VERSION, **(versions or {}), "checksum": CHECKSUM, "files": listed})
     write_manifest(directory, manifest)
+    flush_checksum_cache()
     return manifest
 
 

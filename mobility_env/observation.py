@@ -22,6 +22,10 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
+from .responses import (LineView, PathView, TransitView, as_dict, as_list, envelope_error, poi_items, regeocode,
+                        route_view, traffic_info, unwrap, weather_description)
+from .tools import TOOLS
+
 #: The version of the ``compact`` format. Bump it BY HAND whenever ``format_response(tool,
 #: response, "compact")`` can return other text for some response (a field added, renamed,
 #: reordered or dropped, a number written differently, a list cut elsewhere), then regenerate
@@ -29,7 +33,12 @@ from typing import Any, Callable
 #: set (``mobility-env index datasets/default``). Edits that change no output (comments,
 #: refactors) keep it. ``tests/test_format_versions.py`` fails when outputs change without a bump.
 #: History: 1 — the format described in the module docstring (MobilityBench-v0).
-OBSERVATION_VERSION = 1
+#: 2 — responses are read by :mod:`mobility_env.responses`, the parser the scorer's evidence uses:
+#: nested ``data`` envelopes are unwrapped, a path's duration is the path's own when its cost's is not a
+#: number, a step without ``step_distance`` counts its ``distance`` toward the main roads, and items that are
+#: not objects are skipped (version 1 failed on them). Identical to version 1 on every recorded response of
+#: the bundled set, the real sample and 10k synthetic episodes (49,379 responses).
+OBSERVATION_VERSION = 2
 OBS_FORMATS = ("compact", "raw")
 MAX_LIST_ITEMS = 10
 MAIN_ROADS = 4
@@ -37,15 +46,6 @@ MAIN_ROADS = 4
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _unwrap(response: Any) -> Any:
-    """Strip the ``{'status': 'SUCCESS', 'data': ..., 'error': None}`` tool envelope."""
-    if isinstance(response, dict) and "data" in response and set(response) <= {"status", "data", "error"}:
-        if response.get("error"):
-            return {"error": response["error"]}
-        return response["data"]
-    return response
 
 
 def _num(value: Any) -> Any:
@@ -59,70 +59,58 @@ def _num(value: Any) -> Any:
     return value
 
 
-def _main_roads(steps: list[dict[str, Any]]) -> list[str]:
-    length: dict[str, float] = {}
-    for step in steps or []:
-        road = step.get("road_name") or ""
-        if road:
-            length[road] = length.get(road, 0.0) + float(_num(step.get("step_distance") or 0) or 0)
-    ranked = sorted(length.items(), key=lambda item: (-item[1], item[0]))
-    return [name for name, _ in ranked[:MAIN_ROADS]]
+def _body(response: Any) -> tuple[Any, Any]:
+    """(envelope error, payload) of a response, both read by :mod:`mobility_env.responses`."""
+    return envelope_error(response), unwrap(response)
 
 
-def _compact_path(index: int, path: dict[str, Any]) -> dict[str, Any]:
-    cost = path.get("cost") or {}
-    item = {"index": index, "distance_m": _num(path.get("distance")),
-            "duration_s": _num(cost.get("duration", path.get("duration")))}
+def _compact_path(path: PathView) -> dict[str, Any]:
+    item = {"index": path.index, "distance_m": _num(path.distance), "duration_s": _num(path.duration)}
     for key in ("tolls", "toll_distance", "traffic_lights"):
-        if key in cost:
-            item[key] = _num(cost[key])
-    roads = _main_roads(path.get("steps") or [])
+        if key in path.cost:
+            item[key] = _num(path.cost[key])
+    roads = path.main_roads(MAIN_ROADS)
     if roads:
         item["main_roads"] = roads
     return item
 
 
-def _segment_lines(segment: dict[str, Any]) -> list[dict[str, Any]]:
-    lines = []
-    for line in ((segment.get("bus") or {}).get("buslines") or [])[:1]:
-        lines.append({"line": line.get("name"), "type": line.get("type"),
-                      "from": (line.get("departure_stop") or {}).get("name"),
-                      "to": (line.get("arrival_stop") or {}).get("name"), "stops": _num(line.get("via_num"))})
-    railway = segment.get("railway") or {}
-    if railway.get("name"):
-        lines.append({"line": railway.get("name"), "type": railway.get("type") or "railway",
-                      "from": (railway.get("departure_stop") or {}).get("name"),
-                      "to": (railway.get("arrival_stop") or {}).get("name")})
-    return lines
-
-
-def _compact_transit(index: int, transit: dict[str, Any]) -> dict[str, Any]:
-    item = {"index": index, "duration_s": _num(transit.get("duration")), "cost": _num(transit.get("cost")),
-            "walking_distance_m": _num(transit.get("walking_distance")), "distance_m": _num(transit.get("distance"))}
-    legs = [leg for segment in transit.get("segments") or [] for leg in _segment_lines(segment)]
-    item["lines"] = legs
+def _compact_line(line: LineView) -> dict[str, Any]:
+    item = {"line": line.name, "type": line.type, "from": line.departure, "to": line.arrival}
+    if not line.railway:
+        item["stops"] = _num(line.stops)
     return item
 
 
+def _compact_transit(transit: TransitView) -> dict[str, Any]:
+    return {"index": transit.index, "duration_s": _num(transit.duration), "cost": _num(transit.cost),
+            "walking_distance_m": _num(transit.walking_distance), "distance_m": _num(transit.distance),
+            "lines": [_compact_line(line) for segment in transit.segments for line in segment.rides()]}
+
+
 def compact_route(response: Any) -> Any:
-    data = _unwrap(response)
+    error, data = _body(response)
+    if error:
+        return {"error": error}
     if not isinstance(data, dict):
         return data  # e.g. the bicycling text summary: already compact
-    route = data.get("route")
-    if not isinstance(route, dict):
+    view = route_view(data)
+    if view is None:
         return _drop_empty(data)
-    out: dict[str, Any] = {"origin": route.get("origin"), "destination": route.get("destination")}
-    if route.get("taxi_cost"):
-        out["taxi_cost"] = _num(route["taxi_cost"])
-    if "paths" in route:
-        out["paths"] = [_compact_path(i, p) for i, p in enumerate(route.get("paths") or [])]
-    if "transits" in route:
-        out["transits"] = [_compact_transit(i, t) for i, t in enumerate(route.get("transits") or [])]
+    out: dict[str, Any] = {"origin": view.origin, "destination": view.destination}
+    if view.taxi_cost:
+        out["taxi_cost"] = _num(view.taxi_cost)
+    if view.paths is not None or "paths" in data["route"]:
+        out["paths"] = [_compact_path(path) for path in view.paths or ()]
+    if view.transits is not None or "transits" in data["route"]:
+        out["transits"] = [_compact_transit(transit) for transit in view.transits or ()]
     return out
 
 
 def compact_poi(response: Any) -> Any:
-    data = _unwrap(response)
+    error, data = _body(response)
+    if error:
+        return {"error": error}
     if isinstance(data, dict):
         keep = {k: data[k] for k in ("name", "address", "location", "city", "district") if data.get(k)}
         return keep or _drop_empty(data)
@@ -130,41 +118,52 @@ def compact_poi(response: Any) -> Any:
 
 
 def compact_around(response: Any) -> Any:
-    data = _unwrap(response)
-    if isinstance(data, dict) and isinstance(data.get("pois"), list):
-        pois = [{k: p.get(k) for k in ("name", "address", "location", "distance") if p.get(k)} for p in data["pois"]]
+    error, data = _body(response)
+    if error:
+        return {"error": error}
+    items = poi_items(data)
+    if items is not None:
+        pois = [{k: p.get(k) for k in ("name", "address", "location", "distance") if p.get(k)} for p in items]
         return {"count": len(pois), "pois": pois[:MAX_LIST_ITEMS]}
     return _drop_empty(data)
 
 
 def compact_geocode(response: Any) -> Any:
-    data = _unwrap(response)
-    regeo = data.get("regeocode") if isinstance(data, dict) else None
-    if not isinstance(regeo, dict):
+    error, data = _body(response)
+    if error:
+        return {"error": error}
+    regeo = regeocode(data)
+    if regeo is None:
         return _drop_empty(data)
-    comp = regeo.get("addressComponent") or {}
+    comp = as_dict(regeo.get("addressComponent"))
     out: dict[str, Any] = {"formatted_address": regeo.get("formatted_address")}
     out.update({k: comp[k] for k in ("province", "city", "district", "township")
                 if isinstance(comp.get(k), str) and comp[k]})
+    roads, pois = as_list(regeo.get("roads")), as_list(regeo.get("pois"))
     out["roads"] = [{"name": r.get("name"), "distance_m": _num(r.get("distance"))}
-                    for r in (regeo.get("roads") or [])[:3]]
+                    for r in roads[:3] if isinstance(r, dict)]
     out["pois"] = [{"name": p.get("name"), "distance_m": _num(p.get("distance"))}
-                   for p in (regeo.get("pois") or [])[:5]]
+                   for p in pois[:5] if isinstance(p, dict)]
     return out
 
 
 def compact_weather(response: Any) -> Any:
-    data = _unwrap(response)
-    if isinstance(data, dict) and data.get("weather_description"):
-        return {"weather": data["weather_description"]}
+    error, data = _body(response)
+    if error:
+        return {"error": error}
+    description = weather_description(data) if isinstance(data, dict) else None
+    if description:
+        return {"weather": description}
     return _drop_empty(data)
 
 
 def compact_traffic(response: Any) -> Any:
-    data = _unwrap(response)
-    info = data.get("trafficinfo") if isinstance(data, dict) else None
-    if isinstance(info, dict):
-        evaluation = info.get("evaluation") or {}
+    error, data = _body(response)
+    if error:
+        return {"error": error}
+    info = traffic_info(data)
+    if info is not None:
+        evaluation = as_dict(info.get("evaluation"))
         out = {"description": info.get("description"), "state": evaluation.get("description")}
         out.update({k: evaluation[k] for k in ("expedite", "congested", "blocked") if evaluation.get(k)})
         return out
@@ -180,11 +179,14 @@ def _drop_empty(value: Any) -> Any:
     return value
 
 
-COMPACTORS: dict[str, Callable[[Any], Any]] = {
-    "query_poi": compact_poi, "search_around_poi": compact_around, "reverse_geocoding": compact_geocode,
-    "weather_query": compact_weather, "traffic_status": compact_traffic, "driving_route": compact_route,
-    "walking_route": compact_route, "bicycling_route": compact_route, "bus_route": compact_route,
+#: The compactor of each tool kind (bound into :class:`mobility_env.toolkinds.ToolKind`).
+COMPACTORS_BY_KIND: dict[str, Callable[[Any], Any]] = {
+    "poi": compact_poi, "around": compact_around, "geocode": compact_geocode, "weather": compact_weather,
+    "traffic": compact_traffic, "route": compact_route,
 }
+#: The compactor of each map tool, derived from its kind.
+COMPACTORS: dict[str, Callable[[Any], Any]] = {name: COMPACTORS_BY_KIND[spec.kind] for name, spec in TOOLS.items()
+                                               if spec.kind in COMPACTORS_BY_KIND}
 
 
 def format_response(tool: str, response: Any, obs_format: str = "compact") -> str:
@@ -197,4 +199,7 @@ def format_response(tool: str, response: Any, obs_format: str = "compact") -> st
     """
     if obs_format == "raw":
         return _dumps(response)
-    return _dumps(COMPACTORS.get(tool, _drop_empty)(response))
+    compact = COMPACTORS.get(tool)
+    if compact is None:  # an unregistered tool has no compact format: say so, never guess one
+        raise ValueError(f"no compact format for {tool!r}: not a registered map tool")
+    return _dumps(compact(response))

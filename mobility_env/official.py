@@ -44,11 +44,8 @@ OFFICIAL_COLUMNS: tuple[str, ...] = (
 )
 EXTRA_CALLS_COLUMN = "sandbox_extra"
 CORE_COLUMNS = ("query", "context", "task_scenario", "intent_family", "tool_list")
-RESPONSE_COLUMN_BY_TOOL = {
-    "driving_route": "route_ans", "walking_route": "route_ans", "bicycling_route": "route_ans",
-    "bus_route": "route_ans", "reverse_geocoding": "location_ans", "search_around_poi": "near_poi_ans",
-    "weather_query": "weather", "traffic_status": "ans",
-}
+# declared with each tool (ToolSpec.official_column); query_poi's responses live in the POI columns below
+RESPONSE_COLUMN_BY_TOOL = {name: spec.official_column for name, spec in TOOLS.items() if spec.official_column}
 POI_COLUMNS = (("query_start_poi", "std_start"), ("query_transit_poi", "std_transit"), ("query_end_poi", "std_end"))
 RESPONSE_COLUMNS = frozenset(RESPONSE_COLUMN_BY_TOOL.values()) | {"poi_result", "std_start", "std_transit", "std_end"}
 MODE_OF_TOOL = {name: spec.mode for name, spec in TOOLS.items() if spec.mode}

@@ -23,10 +23,14 @@ Arrays (N = sandbox rows; every array is a plain function of the Parquet rows):
   ``fz_T_uni_*``/``fz_T_tok_*`` (keys, offsets, postings; token = character or bigram and
   its occurrence number, so shared tokens count the multiset intersection), and
   ``fz_T_len_*`` (names grouped by length, for lengths no bound can filter);
-* nearest: ``nn_key`` (tool, then 0.01° cell: the sort order, so each tool's sites are one
-  contiguous slice), ``nn_entry`` (lowest row of each distinct (tool, points, options, name)
-  site), ``nn_lng``/``nn_lat`` (its first point). Queries go through a scikit-learn BallTree
-  (haversine) built per process, on first use, over the tool's slice of these arrays.
+* nearest: ``nn_key`` (tool, then 0.01° latitude row, then 0.01° longitude cell: the sort
+  order, so each tool's sites are one contiguous slice and each row of cells a sub-slice),
+  ``nn_entry`` (lowest row of each distinct (tool, points, options, name) site),
+  ``nn_lng``/``nn_lat`` (its first point). A query reads these arrays where they lie: the rows
+  and cells a circle of the bound can reach (:func:`grid_reach`: longitude cells widen as
+  1/cos(lat), a circle holding a pole takes whole rows, one crossing ±180° takes both sides)
+  are ``numpy.searchsorted`` ranges of ``nn_key``, and the sites in them are kept by their
+  haversine distance. Nothing is built per process and nothing beyond numpy is imported.
 
 The ``compact`` column holds :func:`mobility_env.observation.format_response` texts of
 observation format ``OBSERVATION_VERSION``, recorded in ``meta.json`` and ``manifest.json``
@@ -50,10 +54,19 @@ length L is L shared characters, and leaves at least ``L − 1 − (S − 2L)`` 
 pairs unbroken, each a shared bigram token. A name is scored only if it shares Lmin
 characters and ``3·Lmin − 1 − S`` bigrams with the query; lengths where Lmin is 0 are
 scanned in full. Candidates are then scored with rapidfuzz itself, so scores are identical.
+
+Why a query reads few postings: a name that must hold k of the query's n tokens holds at
+least k − (n − r) of any r of them (prefix filter). So only the postings of the r rarest
+tokens (r ≥ n − k_min + 1, a little more while they are short) are read, concatenated and
+sorted to count how many each name holds; names that hold too few for their length are
+dropped, the rest are looked up by binary search in the next-rarest postings until few are
+left for rapidfuzz. The work follows the postings touched and the candidates found, not the
+number of names (a query over 1,000 characters, which no count bounds, reads them all).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -62,7 +75,7 @@ import shutil
 import warnings
 from pathlib import Path
 from tokenize import TokenError
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -88,6 +101,12 @@ FUZZY_TOOLS: tuple[str, ...] = tuple(t for t in TOOL_ORDER if TOOLS[t].kind in (
 GRID_DEG = 0.01
 _LAT_CELLS = int(round(180 / GRID_DEG)) + 1
 _LNG_CELLS = int(round(360 / GRID_DEG)) + 1
+_CELL_MASK = (1 << 20) - 1  # the longitude bits of grid_key: (row, _CELL_MASK) is past every cell of a row
+_NEVER = np.iinfo(np.int32).max  # "no bound at this name length" in the fuzzy filters
+_PREFIX_EXTRA = 2           # fuzzy: postings read and counted beyond the prefix (the rest are looked up)
+_READ_MORE = 256            # fuzzy: next-rarest postings this short are counted too
+_SCORE_DIRECTLY = 16        # fuzzy candidates this few are scored by rapidfuzz without more token lookups
+_SCAN_SITES = 64            # a latitude band holding this few sites (plus 2 per cell range) is checked whole
 _INDEX_COLUMNS = ["tool", "key", "name", "city", "options", "points", "valid"]
 
 
@@ -133,6 +152,48 @@ def grid_cell(lng: float, lat: float) -> tuple[int, int]:
 
 def grid_key(tool_code: int, lat_cell: int, lng_cell: int) -> int:
     return (tool_code << 40) | (lat_cell << 20) | lng_cell
+
+
+def grid_reach(lng: float, lat: float, reach_m: float) -> tuple[int, int, list[tuple[int, int]] | None]:
+    """The grid cells that can hold a point within ``reach_m`` metres of (lng, lat).
+
+    ``(first row, last row, longitude cell ranges)``: every latitude row from the first to the
+    last (inclusive, as :func:`grid_cell` numbers them), and in each the inclusive ranges of
+    longitude cells, or None when every longitude can be reached (a pole within reach). The
+    rows span the radius in latitude; the cells span ``asin(sin δ / cos lat)``, the widest
+    longitude difference a great circle of angular radius δ reaches, split in two where it
+    crosses ±180° (both 180° and -180° are then included: they are one meridian). Radii of any
+    size: a bound of 50 km reaches 45 rows on each side. The radius is widened a
+    hair against rounding, so a point whose haversine distance is within ``reach_m`` is always
+    inside; the caller checks the distance.
+    """
+    delta = reach_m / EARTH_RADIUS_M * (1 + 1e-9) + 1e-12  # angular radius (radians)
+    if not delta < math.pi / 2:  # a quarter of the globe or more (or not a number): every cell
+        return 0, _LAT_CELLS - 1, None
+    span = math.degrees(delta)
+    south, north = lat - span, lat + span
+    row_lo, row_hi = grid_cell(0.0, max(-90.0, south))[0], grid_cell(0.0, min(90.0, north))[0]
+    ratio = math.sin(delta) / math.cos(math.radians(lat))
+    if south <= -90.0 or north >= 90.0 or ratio > 0.999999:  # the circle holds (or grazes) a pole
+        return row_lo, row_hi, None
+    half = math.degrees(math.asin(ratio)) * (1 + 1e-9) + 1e-9
+    lng = (lng + 180.0) % 360.0 - 180.0
+    west, east = lng - half, lng + half
+    if west <= -180.0:
+        parts = [(-180.0, east), (west + 360.0, 180.0)]
+    elif east >= 180.0:
+        parts = [(-180.0, east - 360.0), (west, 180.0)]
+    else:
+        parts = [(west, east)]
+    return row_lo, row_hi, [(grid_cell(a, 0.0)[1], grid_cell(b, 0.0)[1]) for a, b in parts]
+
+
+def haversine_many_m(lng: float, lat: float, lngs: np.ndarray, lats: np.ndarray) -> np.ndarray:
+    """:func:`mobility_env.geo.haversine_m` from one point to many, vectorized (same formula)."""
+    lng1, lat1 = math.radians(lng), math.radians(lat)
+    lng2, lat2 = np.radians(lngs), np.radians(lats)
+    h = np.sin((lat2 - lat1) / 2) ** 2 + math.cos(lat1) * np.cos(lat2) * np.sin((lng2 - lng1) / 2) ** 2
+    return 2 * EARTH_RADIUS_M * np.arcsin(np.minimum(1.0, np.sqrt(h)))
 
 
 def parquet_fingerprint(path: Path) -> str:
@@ -526,6 +587,88 @@ def _compact_version_ok(directory: Path, meta: dict[str, Any]) -> bool:
     return False
 
 
+# --------------------------------------------------------------------------- fuzzy filters
+class _TokenNeed(NamedTuple):
+    """How many tokens of one kind (characters or bigrams) a name of each length must share."""
+
+    need: np.ndarray  # by name length; _NEVER: that length is not searched; 0: none needed
+    least: int        # the fewest any searched length needs, lengths that need none aside
+    covers: bool      # every searched length needs at least one: these tokens alone find all candidates
+
+
+@functools.lru_cache(maxsize=1024)
+def _length_needs(len_values: tuple[int, ...], lq: int, threshold: float
+                  ) -> tuple[_TokenNeed | None, _TokenNeed | None, tuple[int, ...]]:
+    """What a name of each length must share with a query of ``lq`` characters to reach
+    ``threshold`` (see the module docstring): ``(characters, bigrams, unbounded)``.
+
+    Characters is None when no length is bounded, bigrams None when no length needs one;
+    ``unbounded``: indexes into ``len_values`` of the lengths that can pass but that no count
+    bounds (Lmin = 0, or a query over 1,000 characters): all their names are scored.
+    """
+    need_chars = np.full(len_values[-1] + 1, _NEVER, dtype=np.int64)
+    need_grams = np.full(len_values[-1] + 1, _NEVER, dtype=np.int64)
+    unbounded = []
+    cut = threshold - 1e-6  # a little below: the filters may only widen, rapidfuzz decides
+    for j, lc in enumerate(len_values):
+        total = lq + lc
+        if total and 200.0 * min(lq, lc) / total < cut:
+            continue
+        lmin = max(0, math.ceil(cut * total / 200.0 - 1e-9))  # shortest common subsequence that can pass
+        if lmin >= 1 and lq <= 1000:
+            need_chars[lc] = lmin                              # it needs lmin shared characters
+            need_grams[lc] = max(0, 3 * lmin - 1 - total)      # and this many unbroken bigrams
+        else:
+            unbounded.append(j)
+
+    def token_need(need: np.ndarray) -> _TokenNeed | None:
+        searched = need[need < _NEVER]
+        wanted = searched[searched >= 1]
+        if not len(wanted):
+            return None
+        need.setflags(write=False)  # shared by every call with these lengths, query length and threshold
+        return _TokenNeed(need, int(wanted.min()), bool((searched >= 1).all()))
+
+    return token_need(need_chars), token_need(need_grams), tuple(unbounded)
+
+
+def _held_at_least(values: np.ndarray, times: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values that occur ``times`` times or more (sorted), and how often each occurs.
+
+    A sort and, for ``times`` ≥ 2, a comparison with the value ``times − 1`` places on: only the
+    values that pass are counted (numpy's unique costs more on a few hundred values)."""
+    ordered = np.sort(values)
+    if times <= 1:  # every value: run lengths
+        last = np.empty(len(ordered), dtype=bool)
+        last[-1:] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=last[:-1])
+        ends = np.flatnonzero(last)
+        return ordered[ends], np.diff(ends, prepend=-1)
+    if len(ordered) < times:
+        return ordered[:0], np.zeros(0, dtype=np.int64)
+    found = ordered[times - 1:][ordered[:len(ordered) - times + 1] == ordered[times - 1:]]
+    if len(found) > 1:
+        first = np.empty(len(found), dtype=bool)
+        first[0] = True
+        np.not_equal(found[1:], found[:-1], out=first[1:])
+        found = found[first]
+    return found, np.searchsorted(ordered, found, side="right") - np.searchsorted(ordered, found)
+
+
+def _members(needles: np.ndarray, haystack: np.ndarray) -> np.ndarray:
+    """``np.isin(needles, haystack)`` for a sorted ``haystack``, by binary search."""
+    if not len(haystack):
+        return np.zeros(len(needles), dtype=bool)
+    at = np.searchsorted(haystack, needles)
+    return haystack[np.minimum(at, len(haystack) - 1)] == needles
+
+
+def _prefix_cost(spans: list[tuple[int, int]], need: _TokenNeed) -> int:
+    """Postings read first to find every searched name through the rarest tokens."""
+    sizes = sorted(stop - start for start, stop in spans)
+    return sum(sizes[:len(sizes) - need.least + 1])
+
+
 # --------------------------------------------------------------------------- the index
 class ReplayIndex:
     """The arrays above plus row access to the sandbox columns (see the module docstring).
@@ -564,7 +707,6 @@ class ReplayIndex:
         self.shift = batch_rows.bit_length() - 1 if batch_rows & (batch_rows - 1) == 0 else None
         self.columns = {name: [b.column(name) for b in batches] for name in batches[0].schema.names} if batches else {}
         self._readers: dict[str, list] = {}
-        self._trees: dict[str, tuple[Any, int]] = {}
         self._name_reader: Callable[[int], Any] | None = None
         self._episode_id_reader: Callable[[int], Any] | None = None
         self.episodes: pa.Table | None = None  # episodes.arrow, when it matches episodes.parquet
@@ -707,56 +849,85 @@ class ReplayIndex:
         """(name position, ratio) of the ``limit`` best names of ``tool`` with ratio ≥ threshold.
 
         Same result and order as ``rapidfuzz.process.extract(query, names, scorer=fuzz.ratio,
-        score_cutoff=threshold, limit=limit)`` over the names in first-appearance order.
+        score_cutoff=threshold, limit=limit)`` over the names in first-appearance order. The
+        work depends on the postings of the query's rarest tokens, not on the number of names
+        (see the module docstring); only a query longer than 1,000 characters reads every name.
         """
         from rapidfuzz import fuzz, process
 
         prefix = f"fz_{tool}_"
-        lengths = self.arrays[prefix + "len"]
-        if not len(lengths):
-            return []
-        lq = len(query)
         len_values = self.arrays[prefix + "len_values"]
+        if not len(len_values):
+            return []
+        chars, grams, unbounded = _length_needs(tuple(len_values.tolist()), len(query), threshold)
         candidates: list[np.ndarray] = []
-        never = np.iinfo(np.int32).max
-        need_chars = np.full(int(len_values[-1]) + 1, never, dtype=np.int64)  # by name length
-        need_grams = np.zeros(int(len_values[-1]) + 1, dtype=np.int64)
-        cut = threshold - 1e-6  # a little below: the filters may only widen, rapidfuzz decides
-        for lc in len_values.tolist():
-            total = lq + lc
-            if total and 200.0 * min(lq, lc) / total < cut:
-                continue
-            lmin = max(0, math.ceil(cut * total / 200.0 - 1e-9))  # shortest common subsequence that can pass
-            if lmin >= 1 and lq <= 1000:
-                need_chars[lc] = lmin                              # it needs lmin shared characters
-                need_grams[lc] = max(0, 3 * lmin - 1 - total)      # and this many unbroken bigrams
-            else:  # no bound at this length: take all names of it
-                j = int(np.searchsorted(len_values, lc))
-                off = self.arrays[prefix + "len_off"]
-                candidates.append(self.arrays[prefix + "len_order"][off[j]:off[j + 1]])
-        if (need_chars < never).any():
-            shared_chars = self._shared_tokens(prefix + "uni", char_tokens(query), len(lengths))
-            keep = shared_chars >= need_chars[lengths]
-            if need_grams.any() and np.count_nonzero(keep) > 32:  # few left: scoring them is cheaper
-                keep &= self._shared_tokens(prefix + "tok", bigram_tokens(query), len(lengths)) >= need_grams[lengths]
-            candidates.append(np.flatnonzero(keep))
+        if unbounded:  # lengths no count can filter (an empty name, a huge query): every name of them
+            off, order = self.arrays[prefix + "len_off"], self.arrays[prefix + "len_order"]
+            candidates += [order[off[j]:off[j + 1]] for j in unbounded]
+        if chars is not None:
+            candidates.append(self._token_candidates(prefix, query, chars, grams))
         if not candidates:
             return []
-        positions = np.unique(np.concatenate(candidates))
-        name_ids = self.arrays[prefix + "names"]
-        texts = [self.name_text(int(i)) for i in name_ids[positions].tolist()]
+        positions = candidates[0] if len(candidates) == 1 else np.unique(np.concatenate(candidates))
+        if not len(positions):
+            return []
+        texts = self._name_texts(self.arrays[prefix + "names"][positions])
         hits = process.extract(query, texts, scorer=fuzz.ratio, score_cutoff=threshold - 1e-9, limit=None)
         scored = sorted(((int(positions[i]), score) for _, score, i in hits), key=lambda item: (-item[1], item[0]))
         return scored[:limit]
 
-    def _shared_tokens(self, prefix: str, tokens: list[int], size: int) -> np.ndarray:
-        """For every name, how many of ``tokens`` (distinct) it holds: one bincount over their postings."""
-        keys, off, post = (self.arrays[f"{prefix}_{s}"] for s in ("keys", "off", "post"))
-        at = [j for j, t in zip(np.searchsorted(keys, np.array(tokens, dtype=np.uint64)).tolist(), tokens)
-              if j < len(keys) and int(keys[j]) == t]
-        if not at:
-            return np.zeros(size, dtype=np.int64)
-        return np.bincount(np.concatenate([post[off[j]:off[j + 1]] for j in at]), minlength=size)
+    def _token_candidates(self, prefix: str, query: str, chars: _TokenNeed, grams: _TokenNeed | None
+                          ) -> np.ndarray:
+        """Sorted positions of the names that can share enough tokens with ``query``.
+
+        Of the query's n tokens (characters, or bigrams when every searched length needs some
+        and their postings are shorter) a name needs k = ``need[length]``; holding k of n, it
+        holds k − (n − r) of any r of them. So the postings of the r rarest are read and counted
+        (a sort of their concatenation: only the postings touched), with r a little more than the
+        prefix n − least + 1 (and more while the next postings are short); names with too few are
+        dropped, and the survivors are then looked up in the next-rarest postings by binary
+        search, one token at a time, until few are left to score.
+        """
+        tests = [(prefix + "uni", self._posting_spans(prefix + "uni", char_tokens(query)), chars)]
+        if grams is not None and grams.covers:
+            tests.append((prefix + "tok", self._posting_spans(prefix + "tok", bigram_tokens(query)), grams))
+        name, spans, need = min(tests, key=lambda test: _prefix_cost(test[1], test[2]))
+        n = len(spans)
+        rarest = sorted(range(n), key=lambda t: (spans[t][1] - spans[t][0], t))
+        sizes = [spans[t][1] - spans[t][0] for t in rarest]
+        read = min(n, n - need.least + 1 + _PREFIX_EXTRA)  # a name must then hold 1 + _PREFIX_EXTRA of them
+        while read < n and sizes[read] <= _READ_MORE:  # counting short postings costs less than looking them up
+            read += 1
+        post = self.arrays[name + "_post"]
+        pieces = [post[spans[t][0]:spans[t][1]] for t in rarest[:read] if spans[t][1] > spans[t][0]]
+        if not pieces:
+            return np.zeros(0, dtype=np.int32)
+        # every length needs `least` or more: a first cut without reading lengths
+        names, counts = _held_at_least(np.concatenate(pieces), need.least - (n - read))
+        # tokens each name still lacks beyond what the n − read unread ones could give (≤ 0: it may pass)
+        lacking = need.need[self.arrays[prefix + "len"][names]] - (n - read) - counts
+        keep = lacking <= 0
+        names, lacking = names[keep], lacking[keep]
+        for t in rarest[read:]:
+            if len(names) <= _SCORE_DIRECTLY:
+                break  # scoring a few names costs less than another lookup
+            lacking += 1 - _members(names, post[spans[t][0]:spans[t][1]])
+            keep = lacking <= 0
+            names, lacking = names[keep], lacking[keep]
+        return names
+
+    def _posting_spans(self, prefix: str, tokens: list[int]) -> list[tuple[int, int]]:
+        """[start, stop) of each token's posting list in ``{prefix}_post`` ((0, 0) for an unknown token)."""
+        keys, off = self.arrays[f"{prefix}_keys"], self.arrays[f"{prefix}_off"]
+        at = np.searchsorted(keys, np.array(tokens, dtype=np.uint64)).tolist()
+        known = [j < len(keys) and keys.item(j) == t for j, t in zip(at, tokens)]
+        return [(off.item(j), off.item(j + 1)) if k else (0, 0) for j, k in zip(at, known)]
+
+    def _name_texts(self, name_ids: np.ndarray) -> list[str]:
+        """The texts of these name ids (few: one by one; many: one Arrow take)."""
+        if len(name_ids) <= 32:
+            return [self.name_text(int(i)) for i in name_ids.tolist()]
+        return self.names.take(pa.array(name_ids)).to_pylist()
 
     def name_group(self, tool: str, position: int) -> np.ndarray:
         """Rows that carry the name at ``position``: the lowest of each (options, city)."""
@@ -770,25 +941,33 @@ class ReplayIndex:
     def near_sites(self, tool: str, lng: float, lat: float, bound_m: float) -> list[int]:
         """Ascending rows of the distinct sites of ``tool`` whose first point lies within ``bound_m``.
 
-        A scikit-learn BallTree (haversine) over the tool's sites, built on first use in each
-        process from the memory-mapped coordinate arrays; the caller decides with the exact
-        distance, so the radius carries a hair of margin.
+        The sites are stored sorted by ``nn_key`` (tool, 0.01° latitude row, 0.01° longitude
+        cell): the rows and cells a circle of this radius can reach (:func:`grid_reach`) are
+        ``numpy.searchsorted`` ranges of that array, and the sites in them are kept when their
+        haversine distance is within the bound. Nothing is built and nothing is imported; the
+        caller decides with the exact distance, so the radius carries a hair of margin.
         """
-        tree, start = self._site_tree(tool)
-        if tree is None:
+        reach = bound_m * (1 + 1e-9) + 1e-3
+        code = TOOL_CODE[tool]
+        keys = self.nn_key
+        row_lo, row_hi, cells = grid_reach(lng, lat, reach)
+        start = int(np.searchsorted(keys, np.uint64(grid_key(code, row_lo, 0))))
+        stop = int(np.searchsorted(keys, np.uint64(grid_key(code, row_hi, _CELL_MASK)), side="right"))
+        if stop <= start:
             return []
-        radius = (bound_m * (1 + 1e-9) + 1e-3) / EARTH_RADIUS_M
-        hits = tree.query_radius(np.radians([[lat, lng]]), r=radius)[0]
-        return sorted(self.nn_entry[start + hits].tolist())
-
-    def _site_tree(self, tool: str) -> tuple[Any, int]:
-        cached = self._trees.get(tool)
-        if cached is None:
-            from sklearn.neighbors import BallTree
-
-            code = TOOL_CODE[tool]
-            lo = int(np.searchsorted(self.nn_key, np.uint64(grid_key(code, 0, 0))))
-            hi = int(np.searchsorted(self.nn_key, np.uint64(grid_key(code + 1, 0, 0))))
-            points = np.radians(np.column_stack([self.nn_lat[lo:hi], self.nn_lng[lo:hi]]))
-            cached = self._trees[tool] = (BallTree(points, metric="haversine") if hi > lo else None, lo)
-        return cached
+        if cells is None or stop - start <= _SCAN_SITES + 2 * (row_hi - row_lo + 1) * len(cells):
+            found = np.arange(start, stop)  # few sites in the band (or every longitude reachable): check them all
+        else:
+            rows = (np.uint64(code) << np.uint64(40)) | \
+                (np.arange(row_lo, row_hi + 1, dtype=np.uint64) << np.uint64(20))
+            low = (rows[:, None] | np.array([c[0] for c in cells], dtype=np.uint64)[None, :]).ravel()
+            high = (rows[:, None] | np.array([c[1] for c in cells], dtype=np.uint64)[None, :]).ravel()
+            band = keys[start:stop]
+            firsts = np.searchsorted(band, low) + start
+            lasts = np.searchsorted(band, high, side="right") + start
+            spans = [(a, b) for a, b in zip(firsts.tolist(), lasts.tolist()) if b > a]
+            if not spans:
+                return []
+            found = np.concatenate([np.arange(a, b) for a, b in spans]) if len(spans) > 1 else np.arange(*spans[0])
+        near = found[haversine_many_m(lng, lat, self.nn_lng[found], self.nn_lat[found]) <= reach]
+        return sorted(self.nn_entry[near].tolist())

@@ -8,8 +8,8 @@
    search_around_poi keywords near the same point); a different city costs
    ``city_mismatch_penalty`` points;
 3. **nearest**: the recorded call whose coordinates are all within ``max_distance_m``
-   (haversine; over the whole sandbox a scikit-learn BallTree of the distinct call sites
-   finds the candidates, see :mod:`mobility_env.replay_index`), with equal options
+   (haversine; over the whole sandbox the distinct call sites on a 0.01° grid, searched by
+   ``searchsorted`` and a vectorized haversine, see :mod:`mobility_env.replay_index`), with equal options
    (driving strategies, bus strategy, forecast flag) and the same number and order of
    waypoints;
 4. **miss**: nothing matched. A call whose coordinates match but whose strategy or
@@ -22,7 +22,7 @@ sandbox. The result says which stage matched, in which scope, with the score or 
 Opening is lazy: nothing is read until the first lookup. A directory written by
 ``mobility-env build`` carries a prebuilt, memory-mapped index (:mod:`mobility_env.replay_index`):
 the exact stage is a ``searchsorted`` over key hashes, the global fuzzy stage character and
-bigram inverted indexes, the global nearest stage a BallTree over distinct call sites, and responses are
+bigram inverted indexes, the global nearest stage a 0.01° grid of distinct call sites, and responses are
 read from an uncompressed Arrow file shared by every process. A directory without it (built
 by an older version) still opens: the index is then built in memory from the Parquet file,
 with a warning saying how to write it once.
@@ -50,12 +50,15 @@ from .errors import SandboxError
 from .geo import haversine_m
 from .layout import EPISODES_FILE, MANIFEST_FILE, SANDBOX_FILE, SANDBOX_SCHEMA, check_built_directory, read_manifest
 from .replay_index import TOOL_CODE, ReplayIndex, key_hash
+from .toolkinds import TOOL_KINDS
 from .tools import TOOLS, canonical_tool_name
+from .trajectory import LazyJSON, MatchKind
 
 logger = logging.getLogger(__name__)
+# kinds matched by name after exact (kept for callers of the old constant; TOOL_KINDS decides)
+FUZZY_KINDS = frozenset(name for name, kind in TOOL_KINDS.items() if {"fuzzy", "near_name"} & set(kind.match_stages))
 LARGE_UNINDEXED_ROWS = 50_000  # above this, opening without the prebuilt index warns
-
-FUZZY_KINDS = frozenset({"poi", "traffic", "weather", "around"})
+STORED_CACHE = 256  # recent undecoded cells shared by an episode's records (Sandbox.stored)
 
 
 class MissingIndexWarning(UserWarning):
@@ -74,9 +77,14 @@ class LookupConfig:
 
 @dataclass
 class LookupResult:
-    """How a call was served. ``response`` is the recorded response (None on a miss)."""
+    """How a call was served: the provenance the env copies into its :class:`CallRecord`.
 
-    match: str                     # "exact" | "fuzzy" | "nearest" | "miss"
+    ``response`` (None on a miss) and ``entry_arguments`` (the recorded arguments of the
+    serving entry) are decoded from the stored text on first read; :attr:`stored` holds them
+    undecoded (:class:`LazyJSON`), for a record that may never need them.
+    """
+
+    match: str                     # a MatchKind: "exact" | "fuzzy" | "nearest" | "miss"
     tool: str
     key: str
     entry: int | None = None
@@ -84,14 +92,27 @@ class LookupResult:
     score: float | None = None     # fuzzy similarity 0..100
     distance_m: float | None = None
     detail: str = ""
-    response: Any = None
     entry_episode_id: str | None = None
     entry_gold_index: int | None = None
-    entry_arguments: dict[str, Any] | None = field(default=None, repr=False)
+    stored: dict[str, Any] = field(default_factory=dict, repr=False)  # "response"/"entry_arguments" as LazyJSON
 
     @property
     def hit(self) -> bool:
-        return self.match != "miss"
+        return self.match != MatchKind.MISS
+
+    @property
+    def response(self) -> Any:
+        return self._decoded("response")
+
+    @property
+    def entry_arguments(self) -> dict[str, Any] | None:
+        return self._decoded("entry_arguments")
+
+    def _decoded(self, name: str) -> Any:
+        value = self.stored.get(name)
+        if type(value) is LazyJSON:
+            value = self.stored[name] = value.decode()
+        return value
 
 
 # One memory-mapped index per built directory and process, shared by every Sandbox (and env) opened on it:
@@ -136,6 +157,8 @@ class Sandbox:
         self._episode_ranges = episode_ranges
         self._index: ReplayIndex | None = None
         self._last_span: tuple[str, tuple[int, int] | None] | None = None
+        self._last_rows: tuple[range, dict[int, list[tuple[int, int]]]] | None = None
+        self._stored: dict[tuple[str, int], LazyJSON] = {}
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -222,6 +245,20 @@ class Sandbox:
         """One cell of the sandbox table (``column`` of ``SANDBOX_SCHEMA``) without reading the column."""
         return self.index.value(column, entry)
 
+    def stored(self, column: str, entry: int) -> LazyJSON:
+        """The JSON cell ``column`` (``response`` or ``arguments``) of ``entry``, undecoded; the same
+        :class:`LazyJSON` for the same cell while it is recent, so an episode's recorded response and
+        the call it serves decode once (the cache keeps the last :data:`STORED_CACHE` cells)."""
+        key = (column, entry)
+        lazy = self._stored.get(key)
+        if lazy is None:
+            if len(self._stored) >= STORED_CACHE:
+                self._stored.clear()
+            read = self.index.value
+            lazy = self._stored[key] = LazyJSON(lambda: read(column, entry),
+                                                (self.index.source or self.directory, entry + 1, column))
+        return lazy
+
     def response(self, entry: int) -> Any:
         return json.loads(self.index.value("response", entry))
 
@@ -272,20 +309,37 @@ class Sandbox:
         for scope, entries in scopes:
             result = self._lookup_in(index, request, digest, scope, entries, near_misses)
             if result is not None:
-                return self._fill(index, result)
+                return self._fill(index, result, episode_id if scope == "episode" else None)
         detail = f"no recorded {tool} call matches {request.key!r}"
         if near_misses:
             detail += "; " + near_misses[0]
-        return LookupResult("miss", tool, request.key, detail=detail)
+        return LookupResult(MatchKind.MISS, tool, request.key, detail=detail)
 
-    def _fill(self, index: ReplayIndex, result: LookupResult) -> LookupResult:
+    def _episode_rows(self, index: ReplayIndex, entries: range) -> dict[int, list[tuple[int, int]]]:
+        """The valid rows of an episode's span by tool code, with their key hashes: read once per episode
+        (an env asks for the same episode at every step)."""
+        cached = self._last_rows
+        if cached is not None and cached[0] == entries:
+            return cached[1]
+        start, stop = entries.start, entries.stop
+        codes, valid = index.tool_code[start:stop].tolist(), index.valid[start:stop].tolist()
+        hashes = index.key_hash[start:stop].tolist()
+        rows: dict[int, list[tuple[int, int]]] = {}
+        for k, (c, v) in enumerate(zip(codes, valid)):
+            if v:
+                rows.setdefault(c, []).append((start + k, hashes[k]))
+        self._last_rows = (entries, rows)
+        return rows
+
+    def _fill(self, index: ReplayIndex, result: LookupResult, episode_id: str | None = None) -> LookupResult:
+        """Provenance of the serving entry (``episode_id``: its episode, when the caller knows it); its
+        response and arguments stay text until read (LazyJSON)."""
         entry = result.entry
         assert entry is not None
-        result.response = json.loads(index.value("response", entry))
-        result.entry_episode_id = index.value("episode_id", entry)
+        result.stored = {"response": self.stored("response", entry), "entry_arguments": self.stored("arguments", entry)}
+        result.entry_episode_id = episode_id if episode_id is not None else index.value("episode_id", entry)
         gold = index.value("gold_index", entry)
         result.entry_gold_index = None if gold < 0 else gold
-        result.entry_arguments = json.loads(index.value("arguments", entry))
         return result
 
     def _lookup_in(self, index: ReplayIndex, req: CanonicalRequest, digest: int, scope: str, entries: range | None,
@@ -294,28 +348,28 @@ class Sandbox:
         if entries is None:
             entry = index.exact(req.tool, req.key)
             if entry is not None:
-                return LookupResult("exact", req.tool, req.key, entry, scope, 100.0, 0.0)
+                return LookupResult(MatchKind.EXACT, req.tool, req.key, entry, scope, 100.0, 0.0)
             candidates: list[int] | None = None
         else:
-            start, stop = entries.start, entries.stop
-            codes, valid = index.tool_code[start:stop].tolist(), index.valid[start:stop].tolist()
-            candidates = [start + k for k, (c, v) in enumerate(zip(codes, valid)) if c == code and v]
-            for i in candidates:
-                if int(index.key_hash[i]) == digest and index.value("key", i) == req.key:
-                    return LookupResult("exact", req.tool, req.key, i, scope, 100.0, 0.0)
-        kind = TOOLS[req.tool].kind
-        if kind in FUZZY_KINDS and kind != "around":
+            rows = self._episode_rows(index, entries).get(code, ())
+            candidates = [i for i, _ in rows]
+            for i, row_hash in rows:
+                if row_hash == digest and index.value("key", i) == req.key:
+                    return LookupResult(MatchKind.EXACT, req.tool, req.key, i, scope, 100.0, 0.0)
+        stages = TOOL_KINDS[TOOLS[req.tool].kind].match_stages
+        if "fuzzy" in stages:
             found = self._fuzzy(index, req, candidates)
             if found is not None:
                 entry, score = found
-                return LookupResult("fuzzy", req.tool, req.key, entry, scope, score, None,
+                return LookupResult(MatchKind.FUZZY, req.tool, req.key, entry, scope, score, None,
                                     detail=f"name {index.value('name', entry)!r} ~ {req.name!r}")
-        if req.points:
-            near = self._nearest(index, req, candidates, near_misses)
+        if req.points and ("nearest" in stages or "near_name" in stages):
+            near = self._nearest(index, req, candidates, near_misses, by_name="near_name" in stages)
             if near is not None:
                 entry, distance, near_score = near
                 # same place, similar keywords (search_around_poi) is a name match; any move is nearest
-                match = "fuzzy" if distance <= 0.5 and near_score is not None and near_score < 100.0 else "nearest"
+                match = (MatchKind.FUZZY if distance <= 0.5 and near_score is not None and near_score < 100.0
+                         else MatchKind.NEAREST)
                 return LookupResult(match, req.tool, req.key, entry, scope, near_score, distance,
                                     detail=f"recorded call within {distance:.0f} m")
         return None
@@ -346,9 +400,7 @@ class Sandbox:
         return None if best is None else (best[1], best[0])
 
     def _nearest(self, index: ReplayIndex, req: CanonicalRequest, candidates: list[int] | None,
-                 near_misses: list[str]) -> tuple[int, float, float | None] | None:
-        from rapidfuzz import fuzz
-
+                 near_misses: list[str], *, by_name: bool = False) -> tuple[int, float, float | None] | None:
         bound = self.config.max_distance_m
         if candidates is None:
             lng, lat = req.points[0]
@@ -373,7 +425,9 @@ class Sandbox:
                                    f"{max(len(points) - 2, 0)} waypoint(s); strategies and waypoints must match")
                 continue
             score = None
-            if TOOLS[req.tool].kind == "around":
+            if by_name:  # nearby search: the recorded keywords must be similar too
+                from rapidfuzz import fuzz  # imported here: a first route or geocoding lookup need not wait on it
+
                 name = index.value("name", i)
                 score = 100.0 if req.name == name else fuzz.ratio(req.name, name)
                 if score < self.config.fuzzy_threshold:

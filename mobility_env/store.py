@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, Callable
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -23,7 +25,7 @@ from .episode import Episode
 from .errors import CorruptDataError, DataFileError
 from .layout import (EPISODES_ARROW_FILE, EPISODES_FILE, EPISODES_SCHEMA, SANDBOX_FILE, DirectoryCheck,
                      check_built_directory)
-from .replay_index import open_episodes_arrow
+from .replay_index import _cell_reader, open_episodes_arrow
 from .sandbox import LookupConfig, Sandbox
 
 DATA_ENV_VAR = "MOBILITY_ENV_DATA"
@@ -56,6 +58,7 @@ class EpisodeStore:
         self._table = None
         self._table_path: Path | None = None  # the file the episode rows are read from
         self._row_of: dict[str, int] | None = None
+        self._readers: dict[str, tuple[Any, list[Callable[[int], Any]]]] | None = None
         self._scenarios: list[str] | None = None
         self.ids: list[str] = list(self._episodes) if self._episodes is not None else self._read_ids()
         self.get = lru_cache(maxsize=64)(self._get)  # type: ignore[method-assign]
@@ -104,25 +107,47 @@ class EpisodeStore:
             self._scenarios = self._table.column("task_scenario").to_pylist()
         return self._scenarios[self._row_of[episode_id]]
 
+    def _record(self, row: int) -> dict[str, Any]:
+        """One episodes row as a dict, read cell by cell from the (memory-mapped) Arrow buffers."""
+        all_readers = self._readers
+        if all_readers is None:  # built whole, then published: threads of one actor share the store
+            assert self._table is not None
+            all_readers = {}
+            for name in self._table.column_names:
+                column = self._table.column(name)
+                starts = np.cumsum([0] + [len(chunk) for chunk in column.chunks])
+                all_readers[name] = (starts, [_cell_reader(chunk) for chunk in column.chunks])
+            self._readers = all_readers
+        record = {}
+        for name, (starts, readers) in all_readers.items():
+            if len(readers) == 1:
+                record[name] = readers[0](row)
+            else:
+                chunk = int(np.searchsorted(starts, row, side="right")) - 1
+                record[name] = readers[chunk](row - int(starts[chunk]))
+        return record
+
     def _get(self, episode_id: str) -> Episode:
         if self._episodes is not None:
             return self._episodes[episode_id]
         assert self._table is not None and self._row_of is not None and self._table_path is not None
         row = self._row_of[episode_id]
-        record = self._table.slice(row, 1).to_pylist()[0]
+        record = self._record(row)
         box = self.sandbox
         start, stop = record["sandbox_start"], record["sandbox_stop"]
         if not (isinstance(start, int) and isinstance(stop, int) and 0 <= start <= stop <= len(box)):
             raise CorruptDataError(self._table_path, f"sandbox rows [{start}, {stop}) are not within the "
                                    f"{len(box)} sandbox rows", row=row + 1, column="sandbox_start")
         recorded = []
+        source = box.index.source or (box.directory / SANDBOX_FILE if box.directory else self._table_path)
+        read = box.index.value
         for entry in range(start, stop):
-            values = {name: box.entry_value(name, entry) for name in ("tool", "arguments", "response", "source_column",
-                                                                      "gold_index", "truncated")}
+            values = {name: read(name, entry) for name in ("tool", "arguments", "source_column", "gold_index",
+                                                           "truncated")}
+            values["response"] = box.stored("response", entry)  # read and decoded when a scorer needs it
             try:
-                recorded.append(recorded_call_from_entry(values))
+                recorded.append(recorded_call_from_entry(values, (source, entry + 1)))
             except RecordDecodeError as exc:
-                source = box.index.source or (box.directory / SANDBOX_FILE if box.directory else self._table_path)
                 raise CorruptDataError(source, str(exc), row=entry + 1, column=exc.column) from exc
         try:
             return episode_from_record(record, recorded)

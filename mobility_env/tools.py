@@ -58,6 +58,8 @@ class ParamSpec:
     role: Role = "text"
     enum: tuple[str, ...] | None = None
     items: dict[str, Any] | None = None
+    # the argument's validation rule: (name, value) -> the broken rule or None (one of the check_* functions)
+    check: Callable[[str, Any], "ArgumentError | None"] | None = field(default=None, compare=False, repr=False)
 
     def json_schema(self) -> dict[str, Any]:
         schema: dict[str, Any] = {"type": self.type, "description": self.description}
@@ -73,8 +75,9 @@ class ToolSpec:
     name: str
     description: str
     params: tuple[ParamSpec, ...]
-    kind: Literal["poi", "around", "geocode", "weather", "traffic", "route", "finish"]
+    kind: Literal["poi", "around", "geocode", "weather", "traffic", "route", "finish"]  # see mobility_env.toolkinds
     mode: str | None = None  # travel mode of a route tool
+    official_column: str | None = None  # the official CSV column holding its responses (query_poi: see official.py)
     param_map: dict[str, ParamSpec] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -99,73 +102,6 @@ class ToolSpec:
                 },
             },
         }
-
-
-_ORIGIN = ParamSpec("origin", "string", "Origin coordinate 'lng,lat', e.g. '116.481499,39.990755'.", True, "coordinate")
-_DEST = ParamSpec("destination", "string", "Destination coordinate 'lng,lat'.", True, "coordinate")
-_STR_LIST = {"type": "string"}
-
-_QUERY_POI_DESCRIPTION = ("Look up a place (POI, address, road, city) by keywords; "
-                          "returns its name, address and 'lng,lat' location.")
-_DRIVING_ROUTE_DESCRIPTION = "Driving routes between two coordinates, with optional strategies and ordered waypoints."
-
-TOOLS: dict[str, ToolSpec] = {spec.name: spec for spec in (
-    ToolSpec("query_poi", _QUERY_POI_DESCRIPTION, (
-        ParamSpec("keywords", "string", "Place name or address to look up.", True, "name"),
-        ParamSpec("city", "string", "City to search in, e.g. '北京市' (optional).", False, "city"),
-    ), "poi"),
-    ToolSpec("search_around_poi", "Search POIs around a coordinate, optionally filtered by keywords.", (
-        ParamSpec("location", "string", "Centre coordinate 'lng,lat'.", True, "coordinate"),
-        ParamSpec("keywords", "string", "What to look for, e.g. '银行', '咖啡店' (optional).", False, "name"),
-        ParamSpec("radius", "integer", f"Search radius in metres, {RADIUS_RANGE[0]}..{RADIUS_RANGE[1]} (optional).",
-                  False, "number"),
-    ), "around"),
-    ToolSpec("reverse_geocoding", "Turn a coordinate into an address with nearby roads and POIs.", (
-        ParamSpec("longitude", "string", "Longitude, -180..180.", True, "number"),
-        ParamSpec("latitude", "string", "Latitude, -90..90.", True, "number"),
-        ParamSpec("radius", "integer", f"Search radius in metres, {RADIUS_RANGE[0]}..{RADIUS_RANGE[1]} (optional).",
-                  False, "number"),
-    ), "geocode"),
-    ToolSpec("weather_query", "Current weather of a city, or a 4-day forecast when need_forecast is true.", (
-        ParamSpec("city", "string", "City name, e.g. '淮安市'.", True, "city"),
-        ParamSpec("need_forecast", "boolean", "True for the multi-day forecast (optional, default false).", False,
-                  "flag"),
-    ), "weather"),
-    ToolSpec("traffic_status", "Live traffic state (畅通/缓行/拥堵) of a named road in a city.", (
-        ParamSpec("name", "string", "Road name, e.g. '机场路'.", True, "name"),
-        ParamSpec("city", "string", "City the road is in.", True, "city"),
-    ), "traffic"),
-    ToolSpec("driving_route", _DRIVING_ROUTE_DESCRIPTION, (
-        _ORIGIN, _DEST,
-        ParamSpec("strategy", "array",
-                  f"Up to {MAX_DRIVING_STRATEGIES} of: {', '.join(sorted(set(DRIVING_STRATEGIES.values())))} "
-                  f"(English aliases accepted).", False, "option",
-                  items=_STR_LIST),
-        ParamSpec("waypoints", "array", f"Up to {MAX_WAYPOINTS} ordered waypoint coordinates 'lng,lat'.", False,
-                  "coordinate_list", items=_STR_LIST),
-    ), "route", mode="driving"),
-    ToolSpec("walking_route", "Walking routes between two coordinates.", (_ORIGIN, _DEST), "route", mode="walking"),
-    ToolSpec("bicycling_route", "Cycling routes between two coordinates.", (_ORIGIN, _DEST), "route", mode="bicycling"),
-    ToolSpec("bus_route", "Public transit (bus, metro, rail) routes between two coordinates.", (
-        _ORIGIN, _DEST,
-        ParamSpec("strategy", "string",
-                  "One code: " + ", ".join(f"{k}={v}" for k, v in BUS_STRATEGIES.items()) + " (optional, default 0).",
-                  False, "option", enum=tuple(BUS_STRATEGIES)),
-    ), "route", mode="transit"),
-    ToolSpec("finish", "End the episode with the final answer. Only 'answer' is required.", (
-        ParamSpec("answer", "string", "The final answer to the user, in their language.", True, "text"),
-        ParamSpec("intent", "string", "The task scenario you identified, e.g. 'Point-to-Point Planning'.", False,
-                  "text"),
-        ParamSpec("slots", "object", "Extracted constraints: origin, destination, waypoints, strategy, travel_mode, "
-                                     "excluded_lines, road, city, keyword, time.", False, "text"),
-        ParamSpec("plan", "array", "Atomic steps you followed, e.g. ['locate destination', 'route planning'].", False,
-                  "text", items=_STR_LIST),
-        ParamSpec("route_index", "integer",
-                  "0-based index of the chosen path/transit in the route response you answer from.", False, "number"),
-    ), "finish"),
-)}
-
-MAP_TOOLS: tuple[str, ...] = tuple(name for name in TOOLS if name != "finish")
 
 
 @dataclass(frozen=True)
@@ -261,70 +197,180 @@ def _check_number_text(value: Any, low: float, high: float) -> bool:
     return math.isfinite(number) and low <= number <= high
 
 
-def _validate_param(tool: str, spec: ParamSpec, value: Any) -> ArgumentError | None:
-    name = spec.name
-    if spec.role == "coordinate":
-        if parse_coordinate(value) is None:
-            return ArgumentError(name, "coordinate",
-                                 f"expected 'lng,lat' with lng in [-180,180] and lat in [-90,90], got {value!r:.80}")
-        return None
-    if spec.role == "coordinate_list":
-        if not isinstance(value, list):
-            return ArgumentError(name, "type", f"expected a list of 'lng,lat' strings, got {type(value).__name__}")
-        if len(value) > MAX_WAYPOINTS:
-            return ArgumentError(name, "max_items", f"at most {MAX_WAYPOINTS} waypoints, got {len(value)}")
-        for i, item in enumerate(value):
-            if parse_coordinate(item) is None:
-                return ArgumentError(name, "coordinate", f"item {i}: expected 'lng,lat', got {item!r:.80}")
-        return None
-    if tool == "driving_route" and name == "strategy":
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list):
-            return ArgumentError(name, "type", f"expected a list of strategy names, got {type(value).__name__}")
-        if len(value) > MAX_DRIVING_STRATEGIES:
-            return ArgumentError(name, "max_items", f"at most {MAX_DRIVING_STRATEGIES} strategies, got {len(value)}")
-        for item in value:
-            if not isinstance(item, str) or item.strip() not in DRIVING_STRATEGIES:
-                allowed = ", ".join(sorted(set(DRIVING_STRATEGIES.values())))
-                return ArgumentError(name, "enum", f"unknown strategy {item!r:.40}; allowed: {allowed}")
-        return None
-    if tool == "bus_route" and name == "strategy":
-        if isinstance(value, bool) or str(value).strip() not in BUS_STRATEGIES:
-            return ArgumentError(name, "enum",
-                                 f"unknown bus strategy {value!r:.40}; allowed codes: {', '.join(BUS_STRATEGIES)}")
-        return None
-    if name == "radius":
-        if not _check_number_text(value, *RADIUS_RANGE) or float(value) != int(float(value)):
-            return ArgumentError(name, "range", f"expected an integer number of metres in "
-                                                f"{RADIUS_RANGE[0]}..{RADIUS_RANGE[1]}, got {value!r:.40}")
-        return None
-    if tool == "reverse_geocoding":
-        bound = 180.0 if name == "longitude" else 90.0
+# ---------------------------------------------------------------- argument checks, one per rule
+# Each takes (argument name, value) and returns the broken rule or None; a ParamSpec names its check.
+Check = Callable[[str, Any], "ArgumentError | None"]
+
+
+def check_coordinate(name: str, value: Any) -> ArgumentError | None:
+    if parse_coordinate(value) is None:
+        return ArgumentError(name, "coordinate",
+                             f"expected 'lng,lat' with lng in [-180,180] and lat in [-90,90], got {value!r:.80}")
+    return None
+
+
+def check_coordinate_list(name: str, value: Any) -> ArgumentError | None:
+    if not isinstance(value, list):
+        return ArgumentError(name, "type", f"expected a list of 'lng,lat' strings, got {type(value).__name__}")
+    if len(value) > MAX_WAYPOINTS:
+        return ArgumentError(name, "max_items", f"at most {MAX_WAYPOINTS} waypoints, got {len(value)}")
+    for i, item in enumerate(value):
+        if parse_coordinate(item) is None:
+            return ArgumentError(name, "coordinate", f"item {i}: expected 'lng,lat', got {item!r:.80}")
+    return None
+
+
+def check_driving_strategies(name: str, value: Any) -> ArgumentError | None:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return ArgumentError(name, "type", f"expected a list of strategy names, got {type(value).__name__}")
+    if len(value) > MAX_DRIVING_STRATEGIES:
+        return ArgumentError(name, "max_items", f"at most {MAX_DRIVING_STRATEGIES} strategies, got {len(value)}")
+    for item in value:
+        if not isinstance(item, str) or item.strip() not in DRIVING_STRATEGIES:
+            allowed = ", ".join(sorted(set(DRIVING_STRATEGIES.values())))
+            return ArgumentError(name, "enum", f"unknown strategy {item!r:.40}; allowed: {allowed}")
+    return None
+
+
+def check_bus_strategy(name: str, value: Any) -> ArgumentError | None:
+    if isinstance(value, bool) or str(value).strip() not in BUS_STRATEGIES:
+        return ArgumentError(name, "enum",
+                             f"unknown bus strategy {value!r:.40}; allowed codes: {', '.join(BUS_STRATEGIES)}")
+    return None
+
+
+def check_radius(name: str, value: Any) -> ArgumentError | None:
+    if not _check_number_text(value, *RADIUS_RANGE) or float(value) != int(float(value)):
+        return ArgumentError(name, "range", f"expected an integer number of metres in "
+                                            f"{RADIUS_RANGE[0]}..{RADIUS_RANGE[1]}, got {value!r:.40}")
+    return None
+
+
+def _check_bounded_number(bound: float) -> Check:
+    def check(name: str, value: Any) -> ArgumentError | None:
         if not _check_number_text(value, -bound, bound):
             return ArgumentError(name, "range", f"expected a number in [-{bound:g},{bound:g}], got {value!r:.40}")
         return None
-    if spec.type == "boolean":
-        if not isinstance(value, bool) and str(value).strip().lower() not in ("true", "false"):
-            return ArgumentError(name, "type", f"expected true or false, got {value!r:.40}")
-        return None
-    if spec.type == "string":
+    return check
+
+
+check_longitude = _check_bounded_number(180.0)
+check_latitude = _check_bounded_number(90.0)
+
+
+def check_flag(name: str, value: Any) -> ArgumentError | None:
+    if not isinstance(value, bool) and str(value).strip().lower() not in ("true", "false"):
+        return ArgumentError(name, "type", f"expected true or false, got {value!r:.40}")
+    return None
+
+
+def _check_text(max_length: int | None) -> Check:
+    def check(name: str, value: Any) -> ArgumentError | None:
         if not isinstance(value, str) or not value.strip():
             return ArgumentError(name, "type", f"expected a non-empty string, got {value!r:.40}")
-        if len(value) > MAX_TEXT_ARG and tool != "finish":
-            return ArgumentError(name, "max_length", f"at most {MAX_TEXT_ARG} characters, got {len(value)}")
+        if max_length is not None and len(value) > max_length:
+            return ArgumentError(name, "max_length", f"at most {max_length} characters, got {len(value)}")
         return None
-    if spec.type == "integer":
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            return ArgumentError(name, "type", f"expected an integer or null, got {value!r:.40}")
-        return None
-    if spec.type == "array":
-        if not isinstance(value, list):
-            return ArgumentError(name, "type", f"expected a list, got {type(value).__name__}")
-        return None
-    if spec.type == "object" and not isinstance(value, dict):
+    return check
+
+
+check_short_text = _check_text(MAX_TEXT_ARG)  # map-tool arguments
+check_long_text = _check_text(None)  # the final answer: ActionLimits bounds it
+
+
+def check_integer_or_null(name: str, value: Any) -> ArgumentError | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        return ArgumentError(name, "type", f"expected an integer or null, got {value!r:.40}")
+    return None
+
+
+def check_array(name: str, value: Any) -> ArgumentError | None:
+    if not isinstance(value, list):
+        return ArgumentError(name, "type", f"expected a list, got {type(value).__name__}")
+    return None
+
+
+def check_object(name: str, value: Any) -> ArgumentError | None:
+    if not isinstance(value, dict):
         return ArgumentError(name, "type", f"expected an object, got {type(value).__name__}")
     return None
+
+
+_ORIGIN = ParamSpec("origin", "string", "Origin coordinate 'lng,lat', e.g. '116.481499,39.990755'.", True, "coordinate",
+                    check=check_coordinate)
+_DEST = ParamSpec("destination", "string", "Destination coordinate 'lng,lat'.", True, "coordinate",
+                  check=check_coordinate)
+_STR_LIST = {"type": "string"}
+
+_QUERY_POI_DESCRIPTION = ("Look up a place (POI, address, road, city) by keywords; "
+                          "returns its name, address and 'lng,lat' location.")
+_DRIVING_ROUTE_DESCRIPTION = "Driving routes between two coordinates, with optional strategies and ordered waypoints."
+
+TOOLS: dict[str, ToolSpec] = {spec.name: spec for spec in (
+    ToolSpec("query_poi", _QUERY_POI_DESCRIPTION, (
+        ParamSpec("keywords", "string", "Place name or address to look up.", True, "name", check=check_short_text),
+        ParamSpec("city", "string", "City to search in, e.g. '北京市' (optional).", False, "city",
+                  check=check_short_text),
+    ), "poi"),
+    ToolSpec("search_around_poi", "Search POIs around a coordinate, optionally filtered by keywords.", (
+        ParamSpec("location", "string", "Centre coordinate 'lng,lat'.", True, "coordinate", check=check_coordinate),
+        ParamSpec("keywords", "string", "What to look for, e.g. '银行', '咖啡店' (optional).", False, "name",
+                  check=check_short_text),
+        ParamSpec("radius", "integer", f"Search radius in metres, {RADIUS_RANGE[0]}..{RADIUS_RANGE[1]} (optional).",
+                  False, "number", check=check_radius),
+    ), "around", official_column="near_poi_ans"),
+    ToolSpec("reverse_geocoding", "Turn a coordinate into an address with nearby roads and POIs.", (
+        ParamSpec("longitude", "string", "Longitude, -180..180.", True, "number", check=check_longitude),
+        ParamSpec("latitude", "string", "Latitude, -90..90.", True, "number", check=check_latitude),
+        ParamSpec("radius", "integer", f"Search radius in metres, {RADIUS_RANGE[0]}..{RADIUS_RANGE[1]} (optional).",
+                  False, "number", check=check_radius),
+    ), "geocode", official_column="location_ans"),
+    ToolSpec("weather_query", "Current weather of a city, or a 4-day forecast when need_forecast is true.", (
+        ParamSpec("city", "string", "City name, e.g. '淮安市'.", True, "city", check=check_short_text),
+        ParamSpec("need_forecast", "boolean", "True for the multi-day forecast (optional, default false).", False,
+                  "flag", check=check_flag),
+    ), "weather", official_column="weather"),
+    ToolSpec("traffic_status", "Live traffic state (畅通/缓行/拥堵) of a named road in a city.", (
+        ParamSpec("name", "string", "Road name, e.g. '机场路'.", True, "name", check=check_short_text),
+        ParamSpec("city", "string", "City the road is in.", True, "city", check=check_short_text),
+    ), "traffic", official_column="ans"),
+    ToolSpec("driving_route", _DRIVING_ROUTE_DESCRIPTION, (
+        _ORIGIN, _DEST,
+        ParamSpec("strategy", "array",
+                  f"Up to {MAX_DRIVING_STRATEGIES} of: {', '.join(sorted(set(DRIVING_STRATEGIES.values())))} "
+                  f"(English aliases accepted).", False, "option",
+                  items=_STR_LIST, check=check_driving_strategies),
+        ParamSpec("waypoints", "array", f"Up to {MAX_WAYPOINTS} ordered waypoint coordinates 'lng,lat'.", False,
+                  "coordinate_list", items=_STR_LIST, check=check_coordinate_list),
+    ), "route", mode="driving", official_column="route_ans"),
+    ToolSpec("walking_route", "Walking routes between two coordinates.", (_ORIGIN, _DEST), "route", mode="walking",
+             official_column="route_ans"),
+    ToolSpec("bicycling_route", "Cycling routes between two coordinates.", (_ORIGIN, _DEST), "route",
+             mode="bicycling", official_column="route_ans"),
+    ToolSpec("bus_route", "Public transit (bus, metro, rail) routes between two coordinates.", (
+        _ORIGIN, _DEST,
+        ParamSpec("strategy", "string",
+                  "One code: " + ", ".join(f"{k}={v}" for k, v in BUS_STRATEGIES.items()) + " (optional, default 0).",
+                  False, "option", enum=tuple(BUS_STRATEGIES), check=check_bus_strategy),
+    ), "route", mode="transit", official_column="route_ans"),
+    ToolSpec("finish", "End the episode with the final answer. Only 'answer' is required.", (
+        ParamSpec("answer", "string", "The final answer to the user, in their language.", True, "text",
+                  check=check_long_text),
+        ParamSpec("intent", "string", "The task scenario you identified, e.g. 'Point-to-Point Planning'.", False,
+                  "text", check=check_long_text),
+        ParamSpec("slots", "object", "Extracted constraints: origin, destination, waypoints, strategy, travel_mode, "
+                                     "excluded_lines, road, city, keyword, time.", False, "text", check=check_object),
+        ParamSpec("plan", "array", "Atomic steps you followed, e.g. ['locate destination', 'route planning'].", False,
+                  "text", items=_STR_LIST, check=check_array),
+        ParamSpec("route_index", "integer",
+                  "0-based index of the chosen path/transit in the route response you answer from.", False, "number",
+                  check=check_integer_or_null),
+    ), "finish"),
+)}
+
+MAP_TOOLS: tuple[str, ...] = tuple(name for name in TOOLS if name != "finish")
 
 
 def validate_call(name: str, arguments: Any) -> list[ArgumentError]:
@@ -345,7 +391,7 @@ def validate_call(name: str, arguments: Any) -> list[ArgumentError]:
         param = spec.param_map.get(key)
         if param is None or value is None:
             continue
-        error = _validate_param(spec.name, param, value)
+        error = param.check(key, value) if param.check is not None else None
         if error is not None:
             errors.append(error)
     return errors

@@ -1,24 +1,213 @@
 """What an agent did in one episode: the records the env writes and the scorers read.
 
 Declared once here so that the env (which fills them), ``rewards`` (which scores them) and
-``agents`` (which store them in ``results.jsonl``) agree on one shape.
+``agents`` (which store them in ``results.jsonl``) agree on one shape, and one vocabulary:
+
+* :class:`ErrorKind`: why a step did not get a replayed response (the ``type`` of
+  ``info["error"]`` and of ``CallRecord.error``);
+* :class:`MatchKind`: how the sandbox served a call.
+
+Both are ``str`` enums: a member equals its text (``ErrorKind.SCHEMA_ERROR == "schema_error"``)
+and serializes as it, so records written before they existed read the same.
+
+A :class:`CallRecord` is built once per step, by the env, from the parsed call and the
+sandbox's :class:`~mobility_env.sandbox.LookupResult`. Its ``response`` and ``entry_arguments``
+may be held as :class:`LazyJSON`, the stored text, and are decoded on first read (the scorer
+or ``obs_format="raw"``) — a step whose observation is the precomputed compact text decodes
+nothing.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, Callable, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, WrapSerializer
+
+from .errors import CorruptDataError
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+class ErrorKind(str, Enum):
+    """Why a step got no replayed response; ``info["error"]["type"]`` is one of these."""
+
+    INVALID_JSON = "invalid_json"          # not JSON, or over max_action_chars
+    INVALID_ACTION = "invalid_action"      # not a tool call, or a broken cap
+    UNKNOWN_TOOL = "unknown_tool"          # a name no registered tool has
+    SCHEMA_ERROR = "schema_error"          # arguments the tool's schema refuses
+    NO_CACHED_RESULT = "no_cached_result"  # the sandbox has no recorded response that matches
+    EPISODE_OVER = "episode_over"          # a step after the episode ended
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def is_envelope(self) -> bool:
+        """The action itself was unreadable (no tool call to record)."""
+        return self in (ErrorKind.INVALID_JSON, ErrorKind.INVALID_ACTION)
+
+    @property
+    def is_bad_action(self) -> bool:
+        """The agent sent something no tool accepts (as opposed to a call nothing was recorded for)."""
+        return self in (ErrorKind.INVALID_JSON, ErrorKind.UNKNOWN_TOOL, ErrorKind.SCHEMA_ERROR)
+
+
+class MatchKind(str, Enum):
+    """How the replay sandbox served a call (see :mod:`mobility_env.sandbox`)."""
+
+    EXACT = "exact"
+    FUZZY = "fuzzy"
+    NEAREST = "nearest"
+    MISS = "miss"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def error_kind(error: dict[str, Any] | None) -> ErrorKind | None:
+    """The :class:`ErrorKind` of an ``{"type", "message"}`` error (None for no error or an unknown type)."""
+    if not error:
+        return None
+    try:
+        return ErrorKind(error.get("type"))
+    except ValueError:
+        return None
+
+
+_UNDECODED = object()
+
+
+class LazyJSON:
+    """A JSON value kept as its stored text until first read (see :class:`_Decoded`).
+
+    ``source`` is the text, or a function returning it (a cell of a memory-mapped file, read only
+    when needed). The decoded value is kept: records that share one ``LazyJSON`` (an episode's
+    recorded response and the call it served, see :meth:`mobility_env.sandbox.Sandbox.stored`)
+    decode it once and share it, read-only. ``where`` = (file, row, column) names the cell a
+    decoding failure is reported against, as a :class:`~mobility_env.errors.CorruptDataError`.
+    """
+
+    __slots__ = ("_source", "where", "_value")
+
+    def __init__(self, source: str | Callable[[], str],
+                 where: tuple[Path | str | None, int | None, str | None] | None = None):
+        self._source = source
+        self.where = where
+        self._value: Any = _UNDECODED
+
+    @property
+    def text(self) -> str:
+        source = self._source
+        if not isinstance(source, str):
+            source = self._source = source()
+        return source
+
+    def decode(self) -> Any:
+        value = self._value
+        if value is _UNDECODED:
+            try:
+                value = self._value = json.loads(self.text)
+            except (TypeError, ValueError) as exc:
+                file, row, column = self.where or (None, None, None)
+                raise CorruptDataError(file or "<sandbox>", f"stored JSON does not decode ({exc})", row=row,
+                                       column=column) from exc
+        return value
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, LazyJSON):
+            return self is other or self.text == other.text or self.decode() == other.decode()
+        return self.decode() == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        text = self.text
+        return f"LazyJSON({text[:60]!r}{'…' if len(text) > 60 else ''})"
+
+
+def _serialize_lazy(value: Any, handler: Any) -> Any:
+    return handler(value.decode() if type(value) is LazyJSON else value)
+
+
+#: A model field that may hold a :class:`LazyJSON`; serialized as the decoded value.
+LazyValue = Annotated[Any, WrapSerializer(_serialize_lazy)]
+
+
+class _Decoded:
+    """Data descriptor over a :data:`LazyValue` field: decodes a :class:`LazyJSON` on first read and
+    keeps the value (pydantic stores field values in the instance ``__dict__``)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name]
+        if type(value) is LazyJSON:
+            value = obj.__dict__[self.name] = value.decode()
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.name] = value
+
+
+def lazy_fields(model: type, *names: str) -> type:
+    """Install :class:`_Decoded` on ``names`` of a pydantic ``model`` (after class creation)."""
+    for name in names:
+        setattr(model, name, _Decoded(name))
+    return model
+
+
+_set = object.__setattr__
+
+
+def fast_constructor(model: type[_Model]) -> Callable[..., _Model]:
+    """A constructor of trusted ``model`` instances: what ``model.model_construct`` does (no validation),
+    without its per-call overhead (``model_construct`` costs ~15 µs a call in pydantic 2.x; this ~2).
+
+    Values are set as given; fields not given get their default (a fresh one from a default
+    factory). For records the env builds from values it has checked (``CallRecord``) or from files
+    whose checksums it verified (``RecordedCall``). ``tests/test_call_record.py`` checks that an
+    instance built this way equals the validated one and dumps the same.
+    """
+    fixed: dict[str, Any] = {}
+    factories: dict[str, Callable[[], Any]] = {}
+    for name, info in model.model_fields.items():
+        if info.default_factory is not None:
+            factories[name] = info.default_factory  # type: ignore[assignment]
+        else:
+            fixed[name] = info.default
+    names = tuple(model.model_fields)
+    allowed = frozenset(names)
+
+    def construct(**values: Any) -> _Model:
+        if not allowed.issuperset(values):
+            raise TypeError(f"{model.__name__} has no field(s) {sorted(set(values) - allowed)}")
+        data = {name: values[name] if name in values else
+                (factories[name]() if name in factories else fixed[name]) for name in names}
+        obj = model.__new__(model)
+        _set(obj, "__dict__", data)
+        _set(obj, "__pydantic_fields_set__", set(values))
+        _set(obj, "__pydantic_extra__", None)
+        _set(obj, "__pydantic_private__", None)
+        return obj
+
+    return construct
 
 
 class CallRecord(BaseModel):
     """One non-terminal step: the call as parsed, how it was validated and replayed.
 
     ``name`` is the canonical tool name (aliases resolved) or the raw name when unknown;
-    ``error`` is ``{"type", "message"}`` for a bad action (``invalid_json``,
-    ``unknown_tool``, ``schema_error``, ``no_cached_result``, ...). ``match`` is the sandbox
-    match type (``exact``, ``fuzzy``, ``nearest``, ``miss``) and ``response`` the replayed
-    response (None when nothing was served).
+    ``error`` is ``{"type", "message"}`` for a bad action, ``type`` an :class:`ErrorKind`
+    (:attr:`error_kind`). ``match`` is a :class:`MatchKind` and ``response`` the replayed
+    response (None when nothing was served). ``response`` and ``entry_arguments`` (the recorded
+    arguments of the entry that served the call) may be held as :class:`LazyJSON` and are
+    decoded on first read; ``model_dump`` writes them decoded.
     """
 
     step: int
@@ -33,12 +222,24 @@ class CallRecord(BaseModel):
     entry: int | None = None
     entry_episode_id: str | None = None
     entry_gold_index: int | None = None
-    entry_arguments: dict[str, Any] | None = None
-    response: Any = None
+    entry_arguments: LazyValue = None
+    response: LazyValue = None
+    # the canonical key the sandbox matched on (mobility_env.canonical), so scorers need not recompute it;
+    # not written by model_dump (a record read back recomputes it)
+    canonical_key: str | None = Field(default=None, exclude=True, repr=False)
 
     @property
     def succeeded(self) -> bool:
-        return self.error is None and self.match not in (None, "miss")
+        return self.error is None and self.match not in (None, MatchKind.MISS)
+
+    @property
+    def error_kind(self) -> ErrorKind | None:
+        return error_kind(self.error)
+
+
+lazy_fields(CallRecord, "response", "entry_arguments")
+#: Builds a trusted :class:`CallRecord` without validation (the env's one record per step).
+new_call_record = fast_constructor(CallRecord)
 
 
 class FinishRecord(BaseModel):

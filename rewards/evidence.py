@@ -18,10 +18,13 @@ here raises on agent-controlled or truncated data.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from mobility_env.responses import (PathView, TransitView, number, poi_items, regeocode, route_view, traffic_info,
+                                    unwrap, weather_description)
 from mobility_env.tools import parse_coordinate
 
 from .units import parse_distances, parse_durations
@@ -43,79 +46,47 @@ class RouteOption:
     fare: float | None = None  # yuan (transit ``cost``)
 
 
-def _float(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if number == number else None
+_float = number  # a recorded number, None for anything else
 
 
-def _unwrap(response: Any) -> Any:
-    """``{"status": "SUCCESS", "data": X}`` -> X (repeatedly); other values unchanged."""
-    while isinstance(response, dict) and "data" in response and not any(
-            key in response for key in ("route", "regeocode", "trafficinfo", "pois")):
-        response = response["data"]
-    return response
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
-def _transit_lines(transit: dict[str, Any]) -> tuple[str, ...]:
+def _positive(values: Any) -> tuple[float, ...]:
+    return tuple(n for n in (number(v) for v in values) if n is not None and n > 0)
+
+
+def _transit_lines(transit: TransitView) -> tuple[str, ...]:
+    """Every line a plan names, in riding order: each segment's buslines (alternatives included), its railway."""
     lines: list[str] = []
-    for segment in transit.get("segments") or []:
-        if not isinstance(segment, dict):
-            continue
-        bus = segment.get("bus")
-        if isinstance(bus, dict):
-            for line in bus.get("buslines") or []:
-                if isinstance(line, dict) and isinstance(line.get("name"), str):
-                    lines.append(line["name"])
-        railway = segment.get("railway")
-        if isinstance(railway, dict) and isinstance(railway.get("name"), str) and railway["name"]:
-            lines.append(railway["name"])
+    for segment in transit.segments:
+        lines.extend(line.name for line in segment.buslines if isinstance(line.name, str))
+        if segment.railway is not None and isinstance(segment.railway.name, str) and segment.railway.name:
+            lines.append(segment.railway.name)
     return tuple(lines)
 
 
-def _add(target: list[float], value: Any) -> None:
-    number = _float(value)
-    if number is not None and number > 0:
-        target.append(number)
-
-
-def _transit_parts(transit: dict[str, Any]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+def _transit_parts(transit: TransitView) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """Distances and durations of a transit plan's legs: walks, rides (first line of each segment), rail."""
-    distances: list[float] = []
-    durations: list[float] = []
-    _add(distances, transit.get("walking_distance"))
-    for segment in transit.get("segments") or []:
-        if not isinstance(segment, dict):
-            continue
-        walking = segment.get("walking")
-        if isinstance(walking, dict):
-            _add(distances, walking.get("distance"))
-            _add(durations, walking.get("duration"))
-        bus = segment.get("bus")
-        for line in (bus.get("buslines") or [])[:1] if isinstance(bus, dict) else []:
-            if isinstance(line, dict):
-                _add(distances, line.get("distance"))
-                _add(durations, line.get("duration"))
-        railway = segment.get("railway")
-        if isinstance(railway, dict):
-            _add(distances, railway.get("distance"))
-            _add(durations, railway.get("time"))
-    return tuple(distances), tuple(durations)
+    distances: list[Any] = [transit.walking_distance]
+    durations: list[Any] = []
+    for segment in transit.segments:
+        distances.append(segment.walking_distance)
+        durations.append(segment.walking_duration)
+        for ride in segment.buslines[:1] + ((segment.railway,) if segment.railway is not None else ()):
+            distances.append(ride.distance)
+            durations.append(ride.duration)
+    return _positive(distances), _positive(durations)
 
 
-def _path_parts(path: dict[str, Any]) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """Distances and durations of a driving/walking path's steps."""
-    distances: list[float] = []
-    durations: list[float] = []
-    for step in path.get("steps") or []:
-        if not isinstance(step, dict):
-            continue
-        _add(distances, step.get("step_distance", step.get("distance")))
-        cost = step.get("cost") if isinstance(step.get("cost"), dict) else {}
-        _add(durations, cost.get("duration") if cost else step.get("duration"))
-    return tuple(distances), tuple(durations)
+def _path_option(path: PathView) -> RouteOption:
+    lights = number(path.cost.get("traffic_lights")) if path.cost else None
+    return RouteOption(path.index, number(path.distance), number(path.duration),
+                       part_distances=_positive(step.distance for step in path.steps),
+                       part_durations=_positive(step.duration for step in path.steps),
+                       tolls=number(path.cost.get("tolls")) if path.cost else None,
+                       traffic_lights=int(lights) if lights is not None and math.isfinite(lights) else None)
 
 
 _CYCLING_OPTION = re.compile(r"第\s*(\d+)\s*种[:：]?(.*?)(?=第\s*\d+\s*种|$)", re.S)
@@ -137,50 +108,37 @@ def _text_route_options(text: str) -> list[RouteOption]:
 def route_options(response: Any) -> list[RouteOption] | None:
     """The paths/transits of a route response, in order; None when it is not one.
 
-    An empty list means a well-formed response with no route (``"count": "0"``).
+    An empty list means a well-formed response with no route (``"count": "0"``). Read through
+    :func:`mobility_env.responses.route_view`, the parser the agent's compact view uses.
     """
-    body = _unwrap(response)
+    body = unwrap(response)
     if isinstance(body, str):
         return _text_route_options(body) if "种" in body else None
-    if not isinstance(body, dict) or not isinstance(body.get("route"), dict):
+    view = route_view(body)
+    if view is None:
         return None
-    route = body["route"]
-    options: list[RouteOption] = []
-    if isinstance(route.get("transits"), list):
-        for i, transit in enumerate(route["transits"]):
-            if isinstance(transit, dict):
-                part_distances, part_durations = _transit_parts(transit)
-                options.append(RouteOption(i, _float(transit.get("distance")), _float(transit.get("duration")),
-                                           lines=_transit_lines(transit), part_distances=part_distances,
-                                           part_durations=part_durations, fare=_float(transit.get("cost"))))
+    if view.transits is not None:
+        options = []
+        for transit in view.transits:
+            part_distances, part_durations = _transit_parts(transit)
+            options.append(RouteOption(transit.index, number(transit.distance), number(transit.duration),
+                                       lines=_transit_lines(transit), part_distances=part_distances,
+                                       part_durations=part_durations, fare=number(transit.cost)))
         return options
-    for i, path in enumerate(route.get("paths") or []):
-        if not isinstance(path, dict):
-            continue
-        cost = path.get("cost") if isinstance(path.get("cost"), dict) else {}
-        duration = _float(cost.get("duration")) if cost else None
-        if duration is None:
-            duration = _float(path.get("duration"))
-        lights = _float(cost.get("traffic_lights")) if cost else None
-        part_distances, part_durations = _path_parts(path)
-        options.append(RouteOption(i, _float(path.get("distance")), duration, part_distances=part_distances,
-                                   part_durations=part_durations, tolls=_float(cost.get("tolls")) if cost else None,
-                                   traffic_lights=int(lights) if lights is not None else None))
-    return options
+    return [_path_option(path) for path in view.paths or ()]
 
 
 def taxi_cost(response: Any) -> float | None:
     """The taxi fare estimate of a route response (yuan), if stated."""
-    body = _unwrap(response)
-    route = body.get("route") if isinstance(body, dict) else None
-    return _float(route.get("taxi_cost")) if isinstance(route, dict) else None
+    view = route_view(unwrap(response))
+    return number(view.taxi_cost) if view is not None else None
 
 
 def route_count(response: Any) -> int | None:
     """The ``count`` the routing service reported (before any truncation), if stated."""
-    body = _unwrap(response)
+    body = unwrap(response)
     if isinstance(body, dict):
-        return int(_float(body.get("count")) or 0) if body.get("count") is not None else None
+        return int(number(body.get("count")) or 0) if body.get("count") is not None else None
     return None
 
 
@@ -208,7 +166,7 @@ def _place(item: dict[str, Any]) -> Place | None:
 
 def places(response: Any) -> list[Place]:
     """Every named place in a POI, nearby-search or reverse-geocoding response."""
-    body = _unwrap(response)
+    body = unwrap(response)
     found: list[Place] = []
     stack = [body]
     while stack:
@@ -225,10 +183,10 @@ def places(response: Any) -> list[Place]:
 
 def nearby_pois(response: Any) -> list[Place] | None:
     """The ``pois`` list of a nearby-search response (None when there is none)."""
-    body = _unwrap(response)
-    if isinstance(body, dict) and isinstance(body.get("pois"), list):
-        return [p for p in (_place(item) for item in body["pois"] if isinstance(item, dict)) if p is not None]
-    return None
+    items = poi_items(unwrap(response))
+    if items is None:
+        return None
+    return [p for p in (_place(item) for item in items) if p is not None]
 
 
 _DISTRICT = re.compile(r"([\u4e00-\u9fa5]{1,8}?(?:区|县|市|旗))")
@@ -264,19 +222,18 @@ class GeocodeFacts:
 
 
 def geocode_facts(response: Any) -> GeocodeFacts | None:
-    body = _unwrap(response)
-    regeo = body.get("regeocode") if isinstance(body, dict) else None
-    if not isinstance(regeo, dict):
+    regeo = regeocode(unwrap(response))
+    if regeo is None:
         return None
     component = cast(dict, regeo.get("addressComponent") if isinstance(regeo.get("addressComponent"), dict) else {})
 
     def text(value: Any) -> str:
         return value if isinstance(value, str) else ""
 
-    roads = [text(r.get("name")) for r in regeo.get("roads") or [] if isinstance(r, dict)]
+    roads = [text(r.get("name")) for r in _list(regeo.get("roads")) if isinstance(r, dict)]
     street = cast(dict, component.get("streetNumber") if isinstance(component.get("streetNumber"), dict) else {})
     roads.append(text(street.get("street")))
-    pois = [text(p.get("name")) for p in regeo.get("pois") or [] if isinstance(p, dict)]
+    pois = [text(p.get("name")) for p in _list(regeo.get("pois")) if isinstance(p, dict)]
     return GeocodeFacts(text(regeo.get("formatted_address")), text(component.get("district")),
                         text(component.get("township")), tuple(r for r in roads if r), tuple(p for p in pois if p))
 
@@ -314,9 +271,8 @@ _UPDATED = re.compile(r"更新时间[：:]\s*(\d{4}-\d{2}-\d{2})")
 
 
 def weather_facts(response: Any) -> WeatherFacts | None:
-    body = _unwrap(response)
-    description = body.get("weather_description") if isinstance(body, dict) else body if isinstance(body, str) else None
-    if not isinstance(description, str):
+    description = weather_description(unwrap(response))
+    if description is None:
         return None
     updated = _UPDATED.search(description)
     days = tuple(WeatherDay(d, c.strip(), float(lo), float(hi)) for d, c, lo, hi in _FORECAST_DAY.findall(description))
@@ -367,9 +323,8 @@ def traffic_state_words(text: str) -> set[str]:
 
 
 def traffic_facts(response: Any) -> TrafficFacts | None:
-    body = _unwrap(response)
-    info = body.get("trafficinfo") if isinstance(body, dict) else None
-    if not isinstance(info, dict):
+    info = traffic_info(unwrap(response))
+    if info is None:
         return None
     evaluation = cast(dict, info.get("evaluation") if isinstance(info.get("evaluation"), dict) else {})
     description = cast(str, info.get("description") if isinstance(info.get("description"), str) else "")
@@ -379,3 +334,11 @@ def traffic_facts(response: Any) -> TrafficFacts | None:
     state = next((s for s in TRAFFIC_STATES if s in words), code_state or "未知")
     mentioned = traffic_state_words(description) | words | {state} | ({code_state} if code_state else set())
     return TrafficFacts(state, description, frozenset(mentioned))
+
+
+#: The evidence view the verifier reads from a response, per tool kind (the kinds of
+#: :data:`mobility_env.toolkinds.TOOL_KINDS`; ``tests/test_toolkinds.py`` checks both name the same kinds).
+EVIDENCE_VIEWS: dict[str, Any] = {
+    "poi": places, "around": nearby_pois, "geocode": geocode_facts, "weather": weather_facts,
+    "traffic": traffic_facts, "route": route_options,
+}

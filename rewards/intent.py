@@ -11,9 +11,10 @@ paraphrases in :data:`SCENARIO_ALIASES`), of:
   words (English ``query``, ``search``, ``lookup``, ``find``, ``info``, ``a``, ``the``...;
   Chinese ``查询``/``搜索``/``查找``/``情况``/``信息`` as prefix or suffix, ``的`` anywhere), so
   ``天气情况`` = ``天气``, ``POI搜索`` = ``POI Query``, ``查找附近的地点`` = ``附近地点``;
-* else the cosine between character 1-3-gram TF-IDF vectors (scikit-learn, fitted on the
-  aliases; offline, no model download) or the rapidfuzz ratio of the folded texts,
-  whichever is higher.
+* else the cosine between character 1-3-gram TF-IDF vectors (:func:`char_ngrams`, fitted
+  on the aliases; offline, no model download; the values scikit-learn's ``TfidfVectorizer(
+  analyzer="char_wb", ngram_range=(1, 3), sublinear_tf=True)`` gives, as the tests check) or
+  the rapidfuzz ratio of the folded texts, whichever is higher.
 
 A label made only of generic request words (``"query"``, ``"查询"``) names no task: its
 similarity is 0 to every scenario.
@@ -34,18 +35,16 @@ fitted lazily on first use and label similarities are cached, so scoring stays f
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
+from collections import Counter
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz
 
 from mobility_env.episode import SCENARIOS
 from mobility_env.tools import bounded_text_cache
-
-if TYPE_CHECKING:
-    from sklearn.feature_extraction.text import TfidfVectorizer
 
 INTENT_THRESHOLD = 0.7
 
@@ -123,15 +122,52 @@ def _alias_table() -> tuple[list[str], list[str]]:
     return texts, owners
 
 
-@lru_cache(maxsize=1)
-def _fitted() -> tuple[TfidfVectorizer, object, list[str], list[str], list[str]]:
-    """(vectorizer, alias matrix, alias owners, folded aliases, alias cores)."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
+def char_ngrams(text: str) -> list[str]:
+    """Character 1-3-grams of each whitespace-separated word, padded with one space on each side
+    (a word shorter than n gives its padded self once): ``"ab"`` -> ``" ", "a", "b", " ", " a", "ab",
+    "b ", " ab", "ab "``. The same n-grams as scikit-learn's ``analyzer="char_wb"``, which the tests
+    check; written here so that scoring never imports scikit-learn (about a second per process)."""
+    grams: list[str] = []
+    for word in text.lower().split():
+        padded = f" {word} "
+        for n in (1, 2, 3):
+            if len(padded) <= n:
+                grams.append(padded)
+                break
+            grams.extend(padded[i:i + n] for i in range(len(padded) - n + 1))
+    return grams
 
+
+class _TfidfIndex:
+    """Sublinear-tf, smoothed-idf, L2-normalised TF-IDF over :func:`char_ngrams`, fitted on the aliases.
+
+    ``idf(t) = ln((1 + n) / (1 + df(t))) + 1``, ``tf = 1 + ln(count)``; n-grams never seen in the
+    aliases are ignored. ``cosines(text)`` is every alias's cosine with ``text``.
+    """
+
+    def __init__(self, documents: list[str]):
+        counts = [Counter(char_ngrams(doc)) for doc in documents]
+        df = Counter(gram for doc in counts for gram in doc)
+        size = len(documents)
+        self.idf = {gram: math.log((1 + size) / (1 + freq)) + 1.0 for gram, freq in df.items()}
+        self.vectors = [self._vector(doc) for doc in counts]
+
+    def _vector(self, counts: Counter) -> dict[str, float]:
+        weights = {g: (1.0 + math.log(c)) * self.idf[g] for g, c in counts.items() if g in self.idf}
+        norm = math.sqrt(sum(w * w for w in weights.values()))
+        return {g: w / norm for g, w in weights.items()} if norm else {}
+
+    def cosines(self, text: str) -> list[float]:
+        query = self._vector(Counter(char_ngrams(text)))
+        return [sum(w * vector.get(g, 0.0) for g, w in query.items()) for vector in self.vectors]
+
+
+@lru_cache(maxsize=1)
+def _fitted() -> tuple[_TfidfIndex, list[str], list[str], list[str]]:
+    """(alias TF-IDF index, alias owners, folded aliases, alias cores)."""
     texts, owners = _alias_table()
-    vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 3), sublinear_tf=True)
-    matrix = vectorizer.fit_transform([" ".join(_words(t)) for t in texts])
-    return vectorizer, matrix, owners, [fold_label(t) for t in texts], [label_core(t) for t in texts]
+    index = _TfidfIndex([" ".join(_words(t)) for t in texts])
+    return index, owners, [fold_label(t) for t in texts], [label_core(t) for t in texts]
 
 
 @bounded_text_cache(4096, 256)  # agents choose labels: long ones are not kept
@@ -141,13 +177,13 @@ def scenario_similarities(label: str) -> dict[str, float]:
     best = dict.fromkeys(SCENARIOS, 0.0)
     if not core:  # blank, or only generic request words ("query", "查询"): names no task
         return best
-    vectorizer, matrix, owners, folds, cores = _fitted()
+    index, owners, folds, cores = _fitted()
     for owner, alias_fold, alias_core in zip(owners, folds, cores):
         if folded == alias_fold or (core and core == alias_core):
             best[owner] = 1.0
     if max(best.values()) == 1.0:
         return best
-    cosines = (matrix @ vectorizer.transform([" ".join(_words(label))]).T).toarray().ravel()
+    cosines = index.cosines(" ".join(_words(label)))
     for cosine, owner, alias_fold in zip(cosines, owners, folds):
         score = max(float(cosine), fuzz.ratio(alias_fold, folded) / 100.0)
         best[owner] = max(best[owner], min(score, 1.0))

@@ -38,6 +38,7 @@ from typing import Any, Iterable, Sequence
 from rapidfuzz import fuzz
 
 from mobility_env.episode import Episode, ToolCall
+from mobility_env.toolkinds import TOOL_KINDS
 from mobility_env.tools import TOOLS, bounded_text_cache, canonical_tool_name
 
 ATOMIC_STEPS: tuple[str, ...] = ("locate", "nearby_search", "weather", "traffic", "route_planning",
@@ -120,24 +121,12 @@ def declared_plan_steps(plan: Iterable[Any] | None) -> tuple[str, ...] | None:
 
 
 def call_step(name: str | None, arguments: Any) -> str | None:
-    """The atomic step one tool call performs (by its tool and arguments); None for no tool."""
+    """The atomic step one tool call performs: its tool kind's ``plan_step``
+    (:data:`mobility_env.toolkinds.TOOL_KINDS`); None for no map tool."""
     tool = canonical_tool_name(name)
     if tool is None or tool == "finish":
         return None
-    kind = TOOLS[tool].kind
-    if kind in ("poi", "geocode"):
-        return "locate"
-    if kind == "around":
-        return "nearby_search"
-    if kind in ("weather", "traffic"):
-        return kind
-    args = arguments if isinstance(arguments, dict) else {}
-    if args.get("waypoints"):
-        return "waypoint_route_planning"
-    strategy = args.get("strategy")
-    if strategy not in (None, "", [], "0", 0):
-        return "preference_route_planning"
-    return "route_planning"
+    return TOOL_KINDS[TOOLS[tool].kind].plan_step(arguments if isinstance(arguments, dict) else {})
 
 
 def gold_call_steps(gold_calls: Iterable[ToolCall]) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from mobility_env.episode import Episode
-from mobility_env.trajectory import CallRecord, FinishRecord, Trajectory
+from mobility_env.trajectory import CallRecord, ErrorKind, FinishRecord, MatchKind, Trajectory
 
 from .evidence import (RouteOption, geocode_facts, nearby_pois, places, route_options, traffic_facts,
                        weather_facts)
@@ -53,11 +53,11 @@ def gold_calls_as_records(episode: Episode) -> list[CallRecord]:
     for index, call in enumerate(episode.gold_calls):
         recorded = episode.gold_response(index)
         if recorded is None:
-            records.append(CallRecord(step=index, name=call.name, arguments=dict(call.arguments), match="miss",
-                                      error={"type": "no_cached_result",
+            records.append(CallRecord(step=index, name=call.name, arguments=dict(call.arguments), match=MatchKind.MISS,
+                                      error={"type": ErrorKind.NO_CACHED_RESULT,
                                              "message": "the snapshot recorded no response for this call"}))
         else:
-            records.append(CallRecord(step=index, name=call.name, arguments=dict(call.arguments), match="exact",
+            records.append(CallRecord(step=index, name=call.name, arguments=dict(call.arguments), match=MatchKind.EXACT,
                                       response=recorded.response, entry_episode_id=episode.episode_id,
                                       entry_gold_index=index, entry_arguments=dict(recorded.arguments)))
     return records

@@ -69,7 +69,7 @@ from mobility_env import observation
 from mobility_env.episode import Episode
 from mobility_env.errors import ConfigError
 from mobility_env.tools import TOOLS, canonical_tool_name, validate_call
-from mobility_env.trajectory import CallRecord
+from mobility_env.trajectory import CallRecord, ErrorKind
 
 from .slots import canonical_strategy_set
 from .tooluse import CallFacts, call_identity, facts_of, gold_tools, is_redundant
@@ -271,10 +271,10 @@ class ShapingState:
         """
         w = self.shaper.weights
         facts = facts_of(call, arguments_valid=arguments_valid)
-        error_type = (call.error or {}).get("type")
-        unavoidable_miss = (error_type == "no_cached_result" and facts.selected is not None
+        error_type = None if call.error is None else call.error.get("type")
+        unavoidable_miss = (error_type == ErrorKind.NO_CACHED_RESULT and facts.selected is not None
                             and facts.key in self.unrecorded)
-        avoidable_error = error_type is not None and error_type != "schema_error" and not unavoidable_miss
+        avoidable_error = error_type is not None and error_type != ErrorKind.SCHEMA_ERROR and not unavoidable_miss
         redundant = is_redundant(facts, self.earlier, self.gold_tools)
         tools_before, steps_before = self.potentials()
         self.observe(call, facts)

@@ -186,11 +186,14 @@ def line_uses(line_name: str, excluded: str) -> bool:
     line, target = canonical_line(line_name), canonical_line(excluded)
     if not line or not target:
         return False
-    for match in re.finditer(re.escape(target), line):
-        before = line[match.start() - 1] if match.start() > 0 else ""
-        after = line[match.end()] if match.end() < len(line) else ""
+    start = line.find(target)
+    while start >= 0:  # non-overlapping occurrences, as re.finditer of the literal (no regex per name)
+        end = start + len(target)
+        before = line[start - 1] if start > 0 else ""
+        after = line[end] if end < len(line) else ""
         if not (before.isdigit() or (target[-1].isdigit() and after.isdigit())):
             return True
+        start = line.find(target, end)
     return False
 
 

@@ -55,7 +55,6 @@ from mobility_env.trajectory import CallRecord
 from .slots import canonical_strategy_set, city_key, point_of, same_place_name
 
 COORDINATE_TOLERANCE_M = 500.0
-_BAD_ACTION_ERRORS = frozenset({"invalid_json", "unknown_tool", "schema_error"})
 _TASK_OPTIONALS = {"strategy", "waypoints", "need_forecast"}
 
 
@@ -82,7 +81,8 @@ def call_schema_ok(call: CallRecord, *, arguments_valid: bool | None = None) -> 
     tool = call_tool(call)
     if tool is None or not isinstance(call.arguments, dict) or call.schema_errors:
         return False
-    if call.error is not None and call.error.get("type") in _BAD_ACTION_ERRORS:
+    kind = call.error_kind
+    if kind is not None and kind.is_bad_action:
         return False
     return arguments_valid if arguments_valid is not None else not validate_call(tool, call.arguments)
 
@@ -112,7 +112,9 @@ def facts_of(call: CallRecord, *, arguments_valid: bool | None = None) -> CallFa
     """
     tool = call_tool(call)
     schema_ok = call_schema_ok(call, arguments_valid=arguments_valid)
-    if schema_ok:
+    if schema_ok and call.canonical_key is not None:  # the env's sandbox canonicalized it already
+        key = f"{tool}|{call.canonical_key}"
+    elif schema_ok:
         key = call_identity(tool, call.arguments, valid=True)
     else:
         key = f"{tool or call.name}|json:{_json_text(call.arguments)}"

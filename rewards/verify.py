@@ -349,11 +349,18 @@ def _street_numbers(address: str) -> list[str]:
     """``"石岩街道宝石东路209号星城大厦"`` -> ``["宝石东路209号"]``."""
     compact = (address or "").replace(" ", "")
     found = []
-    for road in address_roads(compact):
-        match = re.search(re.escape(road) + r"(\d+(?:-\d+)?号?)", compact)
-        if match:
-            found.append(road + match.group(1))
+    for road in address_roads(compact):  # the first place the road is followed by a number (no regex per road)
+        start = compact.find(road)
+        while start >= 0:
+            match = _ROAD_NUMBER.match(compact, start + len(road))
+            if match:
+                found.append(road + match.group(1))
+                break
+            start = compact.find(road, start + 1)
     return found
+
+
+_ROAD_NUMBER = re.compile(r"(\d+(?:-\d+)?号?)")
 
 
 _HOUSE_NUMBER = re.compile(r"([\u4e00-\u9fa5]{0,12}?(?:大街|大道|路|街|巷|弄|胡同|道))?\s*(?<![\d-])(\d+(?:-\d+)?)\s*号"
@@ -580,8 +587,16 @@ def _forecast_day_index(episode: Episode, days: tuple, updated: str) -> int:
 
 
 def _weekday_of(description: str, date: str) -> int | None:
-    match = re.search(re.escape(date) + r"\s*[（(](?:周|星期)([一二三四五六日天])", description)
-    return _WEEKDAYS.get(match.group(1)) if match else None
+    start = description.find(date)
+    while start >= 0:
+        match = _WEEKDAY_AFTER.match(description, start + len(date))
+        if match:
+            return _WEEKDAYS.get(match.group(1))
+        start = description.find(date, start + 1)
+    return None
+
+
+_WEEKDAY_AFTER = re.compile(r"\s*[（(](?:周|星期)([一二三四五六日天])")
 
 
 def _day_markers(answer: str, dates: list[str], base: int, weekdays: list[int | None]) -> list[tuple[int, int]]:

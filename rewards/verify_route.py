@@ -148,12 +148,14 @@ def line_mentions(answer: str, line: str) -> list[int]:
         return []
     text = _folded_lines_text(answer)
     positions = []
-    for match in re.finditer(re.escape(key), text):
-        before = text[match.start() - 1] if match.start() else ""
-        after = text[match.end()] if match.end() < len(text) else ""
-        if before.isdigit() or (key[-1].isdigit() and after.isdigit()):
-            continue
-        positions.append(match.start())
+    start = text.find(key)
+    while start >= 0:  # non-overlapping occurrences, as re.finditer of the literal (no regex per line name)
+        end = start + len(key)
+        before = text[start - 1] if start else ""
+        after = text[end] if end < len(text) else ""
+        if not (before.isdigit() or (key[-1].isdigit() and after.isdigit())):
+            positions.append(start)
+        start = text.find(key, end)
     return positions
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import csv
 import math
+import os
+import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
@@ -16,6 +18,10 @@ import pytest
 from mobility_env.build import build_directory
 from mobility_env.loaders import EpisodeList, load_episodes
 from mobility_env.sandbox import Sandbox
+
+# checksums verified by one test process are remembered in a cache file (read when first needed): keep it out
+# of the user's home
+os.environ.setdefault("MOBILITY_ENV_CACHE_DIR", tempfile.mkdtemp(prefix="mobility-env-test-cache-"))
 pytest_plugins = ["plugin_reward_rates"]  # the reward sweep's rates in the terminal summary
 
 SAMPLE_CSV = Path(__file__).resolve().parents[1].parent / "shared" / "mobilitybench" / "sample_dev.csv"

@@ -13,13 +13,19 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import shutil
+import subprocess
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from rapidfuzz import fuzz, process
 
 from mobility_env import MobilityEnv
@@ -28,7 +34,9 @@ from mobility_env.canonical import canonical_request
 from mobility_env.episode import Episode, RecordedCall, ToolCall
 from mobility_env.observation import format_response
 from mobility_env.errors import CorruptDataError
-from mobility_env.replay_index import ARROW_FILE, EPISODES_ARROW_FILE, INDEX_DIR, ReplayIndex, write_replay_index
+from mobility_env import replay_index
+from mobility_env.replay_index import (ARROW_FILE, EPISODES_ARROW_FILE, INDEX_DIR, ReplayIndex, grid_reach,
+                                       write_replay_index)
 from mobility_env.geo import haversine_m
 from mobility_env.sandbox import FUZZY_KINDS, LookupConfig, Sandbox
 from mobility_env.store import resolve_data
@@ -376,3 +384,176 @@ def test_a_changed_parquet_file_is_refused_until_reindexed(synth_dir, tmp_path):
     assert len(Sandbox.open(copy)) == table.num_rows - 1
     (copy / EPISODES_ARROW_FILE).unlink()
     assert resolve_data(copy).ids == resolve_data(synth_dir).ids  # a derived copy is missing: read from Parquet
+
+
+# ----------------------------------------------------------------------------- global lookups: properties
+_SCRIPTS = "aab路路街店ЖжßéØ١٢ب😀中山a1 -"  # repeated letters, CJK, Cyrillic, Latin-1, Arabic, an astral emoji
+
+
+def _name_index(names: list[str]) -> ReplayIndex:
+    rows = [{"episode_id": "e", "tool": "query_poi", "arguments": "{}", "key": f"{n}|{i}", "name": n, "city": "",
+             "options": "", "points": "", "lng": float("nan"), "lat": float("nan"), "response": "{}",
+             "source_column": "", "gold_index": 0, "truncated": False, "valid": True} for i, n in enumerate(names)]
+    return ReplayIndex.from_table(pa.Table.from_pylist(rows, schema=SANDBOX_SCHEMA))
+
+
+def _edited(text: str, edits: list[tuple[int, int, str]]) -> str:
+    chars = list(text)
+    for op, pos, char in edits:
+        pos = pos % (len(chars) + 1)
+        if op == 0 or not chars:
+            chars.insert(pos, char)
+        elif op == 1:
+            del chars[min(pos, len(chars) - 1)]
+        else:
+            chars[min(pos, len(chars) - 1)] = char
+    return "".join(chars)
+
+
+_names = st.one_of(st.text(_SCRIPTS, min_size=1, max_size=3), st.text(_SCRIPTS, min_size=4, max_size=14),
+                   st.builds(lambda part, times: part * times, st.text(_SCRIPTS, min_size=1, max_size=4),
+                             st.integers(5, 40)))
+
+
+@contextmanager
+def _fuzzy_tuning(extra: int, read_more: int, score_directly: int):
+    """Small indexes have short postings, which the defaults simply count in full: these settings
+    make them go through the bare prefix and the binary-search rounds too."""
+    saved = (replay_index._PREFIX_EXTRA, replay_index._READ_MORE, replay_index._SCORE_DIRECTLY)
+    replay_index._PREFIX_EXTRA, replay_index._READ_MORE, replay_index._SCORE_DIRECTLY = extra, read_more, score_directly
+    try:
+        yield
+    finally:
+        replay_index._PREFIX_EXTRA, replay_index._READ_MORE, replay_index._SCORE_DIRECTLY = saved
+
+
+_DEFAULT_TUNING = (replay_index._PREFIX_EXTRA, replay_index._READ_MORE, replay_index._SCORE_DIRECTLY)
+# dense names over a few letters make those tokens common; queries then add rare ones (the case the
+# prefix must not lose: a name holding only the query's most common tokens)
+_dense = st.text("ab路", min_size=1, max_size=9)
+
+
+@settings(deadline=None, derandomize=True, max_examples=120, suppress_health_check=[HealthCheck.too_slow])
+@given(names=st.lists(st.one_of(_dense, _names), min_size=1, max_size=60), data=st.data(),
+       threshold=st.one_of(st.sampled_from([1.0, 50.0, 70.0, 80.0, 90.0, 100.0]), st.floats(1.0, 100.0)),
+       limit=st.sampled_from([1, 3, 20, 10_000]),
+       tuning=st.sampled_from([_DEFAULT_TUNING, (0, -1, 0), (1, -1, 0), (2, -1, 0), (0, 2, 3)]))
+def test_fuzzy_names_equal_rapidfuzz_over_every_name(names, data, threshold, limit, tuning):
+    index = _name_index(names)
+    order = list(dict.fromkeys(names))
+    base = data.draw(st.sampled_from(order), label="base")
+    edits = data.draw(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 200), st.sampled_from(_SCRIPTS)),
+                               max_size=4), label="edits")
+    query = data.draw(st.one_of(st.just(_edited(base, edits)), _names), label="query")
+    expected = [(order.index(name), score) for name, score, _ in
+                process.extract(query, order, scorer=fuzz.ratio, score_cutoff=threshold - 1e-9, limit=limit)]
+    with _fuzzy_tuning(*tuning):
+        assert index.fuzzy_names("query_poi", query, threshold, limit) == expected
+
+
+@settings(deadline=None, derandomize=True, max_examples=60)
+@given(names=st.lists(_dense, min_size=1, max_size=40), data=st.data(),
+       threshold=st.sampled_from([50.0, 70.0, 80.0, 90.0]),
+       tuning=st.sampled_from([(0, -1, 0), (1, -1, 0), (2, -1, 0)]))
+def test_fuzzy_prefix_keeps_names_that_hold_only_common_tokens(names, data, threshold, tuning):
+    """Dense names over three letters, a query of one of them plus rare characters: the rarest
+    query tokens are held by no name, so a prefix one token short loses names."""
+    index, order = _name_index(names), list(dict.fromkeys(names))
+    query = list(data.draw(st.sampled_from(order), label="base"))
+    for position, char in data.draw(st.lists(st.tuples(st.integers(0, 20), st.sampled_from("zЖ😀")), min_size=1,
+                                             max_size=2), label="rare"):
+        query.insert(position % (len(query) + 1), char)
+    expected = [(order.index(name), score) for name, score, _ in
+                process.extract("".join(query), order, scorer=fuzz.ratio, score_cutoff=threshold - 1e-9, limit=20)]
+    with _fuzzy_tuning(*tuning):
+        assert index.fuzzy_names("query_poi", "".join(query), threshold) == expected
+
+
+def test_fuzzy_names_of_queries_no_count_can_bound():
+    """An empty query, an empty name and a query over 1,000 characters: every name of those lengths is scored."""
+    names = ["", "a", "ab" * 300, "ab" * 520, "b" * 1_001, "ba" * 510]
+    index, order = _name_index(names), list(dict.fromkeys(names))
+    for query, threshold in (("", 1.0), ("", 100.0), ("ab" * 501, 60.0), ("ab" * 501, 95.0), ("a", 50.0)):
+        expected = [(order.index(n), s) for n, s, _ in
+                    process.extract(query, order, scorer=fuzz.ratio, score_cutoff=threshold - 1e-9, limit=20)]
+        assert index.fuzzy_names("query_poi", query, threshold) == expected, (query[:5], threshold)
+    assert index.fuzzy_names("query_poi", "ab" * 501, 95.0)  # the long ones are found, not only cut
+
+
+def test_grid_reach_by_hand():
+    # Beijing, 300 m: one 0.01° row (39.9143..39.9197 after a 0.0027° half-height), longitude ±0.0035°
+    assert grid_reach(116.397, 39.917, 300.0) == (12991, 12991, [(29639, 29640)])
+    # 50 km at the equator: ±0.4497° is 45 rows and cells on each side of the query's
+    row_lo, row_hi, cells = grid_reach(0.0, 0.0, 50_000.0)
+    assert (row_lo, row_hi) == (8955, 9044) and cells == [(17955, 18044)]
+    # across ±180° (rows of 9.9973..10.0027): both ends of each row, 180° itself (cell 36000) included
+    assert grid_reach(179.9995, 10.0, 300.0) == (9999, 10000, [(0, 0), (35999, 36000)])
+    assert grid_reach(-179.9995, 10.0, 300.0) == (9999, 10000, [(0, 0), (35999, 36000)])
+    # a pole within reach: whole rows up to the pole's (18000); over a quarter of the globe: everything
+    assert grid_reach(12.0, 89.999, 300.0) == (17999, 18000, None)
+    assert grid_reach(-100.0, -89.99999, 2.0) == (0, 0, None)  # 1.1 m from the south pole
+    # 56 m from it, 2 m reach ±asin(sin(2 m / R) / cos 89.9995°) = ±2.0616° of longitude: cells grow near a pole
+    assert grid_reach(-100.0, -89.9995, 2.0) == (0, 0, [(7793, 8206)])
+    assert grid_reach(0.0, 0.0, 1e7) == (6, 17993, None)  # ±89.93°: its rim grazes both poles
+    assert grid_reach(0.0, 0.0, 1.1e7) == (0, 18000, None)
+
+
+_CENTRES = [(179.9995, 10.0), (-179.9999, -33.0), (180.0, 0.0), (-180.0, 0.0), (12.0, 89.999), (-75.0, -89.9995),
+            (100.0, 89.5), (0.0, 0.0), (116.397128, 39.916527), (-20.0, 65.0)]
+
+
+def _near(centre: tuple[float, float], dx: float, dy: float) -> tuple[float, float]:
+    lat = max(-90.0, min(90.0, centre[1] + dy))
+    lng = centre[0] + dx
+    lng = lng - 360.0 if lng > 180.0 else lng + 360.0 if lng < -180.0 else lng  # 180.0 and -180.0 both occur
+    return float(f"{lng:.6f}"), float(f"{lat:.6f}")
+
+
+@settings(deadline=None, derandomize=True, max_examples=60)
+@given(centre=st.sampled_from(_CENTRES), spread=st.sampled_from([0.0005, 0.01, 0.3, 2.0]),
+       offsets=st.lists(st.tuples(st.floats(-1, 1), st.floats(-1, 1)), min_size=1, max_size=80),
+       probe=st.tuples(st.floats(-1, 1), st.floats(-1, 1)),
+       bound=st.one_of(st.sampled_from([1.0, 300.0, 5_000.0, 50_000.0]), st.floats(1.0, 50_000.0)))
+@example(centre=(180.0, 0.0), spread=0.01, offsets=[(0.0, 0.0), (-0.5, 0.2)], probe=(-0.1, 0.0), bound=300.0)
+@example(centre=(180.0, 0.0), spread=0.01, offsets=[(0.0, 0.0), (-0.5, 0.2)], probe=(0.1, 0.0), bound=300.0)
+@example(centre=(-180.0, 0.0), spread=0.01, offsets=[(0.0, 0.0), (0.5, 0.2)], probe=(0.1, 0.0), bound=300.0)
+@example(centre=(-180.0, 0.0), spread=0.01, offsets=[(0.0, 0.0), (0.5, 0.2)], probe=(-0.1, 0.0), bound=300.0)
+def test_near_sites_equal_brute_force_haversine(centre, spread, offsets, probe, bound):
+    points = [_near(centre, dx * spread, dy * spread) for dx, dy in offsets]
+    rows = [{"episode_id": "e", "tool": "reverse_geocoding", "arguments": "{}", "key": f"{lng:.6f},{lat:.6f}",
+             "name": "", "city": "", "options": "", "points": f"{lng:.6f},{lat:.6f}", "lng": lng, "lat": lat,
+             "response": "{}", "source_column": "", "gold_index": 0, "truncated": False, "valid": True}
+            for lng, lat in points]
+    index = ReplayIndex.from_table(pa.Table.from_pylist(rows, schema=SANDBOX_SCHEMA))
+    first_row = {}
+    for row, point in enumerate(points):
+        first_row.setdefault(point, row)  # one site per distinct point: its lowest row
+    query = _near(centre, probe[0] * spread, probe[1] * spread)
+    got = index.near_sites("reverse_geocoding", query[0], query[1], bound)
+    distance = {row: haversine_m(query, point) for point, row in first_row.items()}
+    assert got == sorted(set(got)) and set(got) <= set(first_row.values())
+    assert {row for row, d in distance.items() if d <= bound} <= set(got)  # nothing within the bound is lost
+    assert all(distance[row] <= bound * (1 + 1e-9) + 1e-3 + 1e-6 for row in got)  # nothing beyond the margin
+    assert index.near_sites("driving_route", query[0], query[1], bound) == []  # another tool's slice
+    saved = replay_index._SCAN_SITES
+    replay_index._SCAN_SITES = -10**9  # a small index is scanned by whole rows: search its cells too
+    try:
+        assert index.near_sites("reverse_geocoding", query[0], query[1], bound) == got
+    finally:
+        replay_index._SCAN_SITES = saved
+
+
+def test_global_lookups_import_no_scikit_learn(synth_dir):
+    """The nearest search reads the grid arrays: no scikit-learn, in the package or at run time."""
+    package = Path(__file__).resolve().parent.parent / "mobility_env"
+    assert not [p.name for p in package.rglob("*.py") if re.search(r"^\s*(from|import)\s+sklearn", p.read_text(
+        encoding="utf-8"), re.M)]
+    script = ("import json, sys\nfrom mobility_env import Sandbox\nbox = Sandbox.open(sys.argv[1])\n"
+              "far = box.lookup('driving_route', {'origin': '0.000000,0.000000', 'destination': '0.040000,0.0'})\n"
+              "row = next(i for i in range(len(box)) if box.index.value('tool', i) == 'reverse_geocoding')\n"
+              "args = json.loads(box.index.value('arguments', row))\n"
+              "args['latitude'] = str(float(args['latitude']) + 0.0005)\n"
+              "near = box.lookup('reverse_geocoding', args)\n"
+              "print(json.dumps([far.match, near.match, near.scope, 'sklearn' in sys.modules]))\n")
+    done = subprocess.run([sys.executable, "-c", script, str(synth_dir)], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == ["miss", "nearest", "global", False]

@@ -98,3 +98,21 @@ def test_label_core_drops_generic_request_words():
     assert label_core("POI搜索") == "poi" and label_core("find a place") == "place"
     assert label_core("查询") == label_core("the query") == ""
     assert intent_score(None, "POI Query") == intent_score("   ", "POI Query") == intent_score("x", "No Such") == 0.0
+
+
+@settings(deadline=None, derandomize=True, max_examples=200)
+@given(label=st.text(alphabet=st.sampled_from(list("abcxyz 路线规划查询天气附近POIpo-_/")), max_size=24))
+def test_own_tfidf_equals_scikit_learn(label):
+    """The intent similarity's TF-IDF (written in rewards/intent.py so scoring never imports scikit-learn)
+    gives scikit-learn's TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 3), sublinear_tf=True) cosines."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from mobility_rewards import intent
+
+    texts, _ = intent._alias_table()
+    documents = [" ".join(intent._words(t)) for t in texts]
+    vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 3), sublinear_tf=True)
+    matrix = vectorizer.fit_transform(documents)
+    query = " ".join(intent._words(label))
+    expected = (matrix @ vectorizer.transform([query]).T).toarray().ravel()
+    assert intent._fitted()[0].cosines(query) == pytest.approx(list(expected), abs=1e-12)
