@@ -116,3 +116,25 @@ def test_own_tfidf_equals_scikit_learn(label):
     query = " ".join(intent._words(label))
     expected = (matrix @ vectorizer.transform([query]).T).toarray().ravel()
     assert intent._fitted()[0].cosines(query) == pytest.approx(list(expected), abs=1e-12)
+
+
+def test_scoring_an_episode_imports_no_scikit_learn():
+    """A process's first finish used to wait ~1 s on importing scikit-learn for the intent TF-IDF."""
+    import subprocess
+    import sys
+
+    script = ("import sys\n"
+              "from mobility_env import MobilityEnv\n"
+              "from mobility_rewards.reference import gold_trajectory\n"
+              "env = MobilityEnv()\n"
+              "env.reset(options={'episode_index': 0})\n"
+              "gold = gold_trajectory(env.state.episode)\n"
+              "for call in gold.calls:\n"
+              "    env.step({'name': call.name, 'arguments': call.arguments})\n"
+              "obs, r, done, _, info = env.step({'name': 'finish', 'arguments': {'answer': gold.finish.answer,\n"
+              "                                  'intent': 'plan my drive route'}})\n"
+              "assert done and 'ID' in info['metrics']\n"
+              "print('sklearn' in sys.modules)\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
