@@ -49,6 +49,8 @@ def _register() -> None:
     if "MobilityBench-v0" not in registry:
         register(id="MobilityBench-v0", entry_point="mobility_env.env:MobilityEnv", max_episode_steps=DEFAULT_MAX_STEPS,
                  additional_wrappers=(WrapperSpec("ScoreOnTimeLimit", "mobility_env.env:ScoreOnTimeLimit", {}),))
+    if "MobilePA-v0" not in registry:  # the env scores its own step limit (12); no TimeLimit above it
+        register(id="MobilePA-v0", entry_point="mobility_env.mobilepa.env:MobilePAEnv")
 
 
 _register()

@@ -35,10 +35,11 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import re
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from gymnasium import spaces
 
@@ -279,8 +280,13 @@ def _error(kind: str, message: str, **fields: Any) -> ParsedAction:
     return ParsedAction(error={"type": ErrorKind(kind), "message": message}, **fields)
 
 
-def parse_action(action: Any, limits: ActionLimits | None = None) -> ParsedAction:
-    """Parse one action under ``limits`` (default :data:`DEFAULT_LIMITS`); see the module docstring."""
+def parse_action(action: Any, limits: ActionLimits | None = None, *,
+                 resolve: Callable[[Any], str | None] | None = None) -> ParsedAction:
+    """Parse one action under ``limits`` (default :data:`DEFAULT_LIMITS`); see the module docstring.
+
+    ``resolve`` maps a tool name to the registered name, None when unknown (default: the map tools',
+    :func:`~mobility_env.tools.canonical_tool_name`; MobilePA passes its own registry's).
+    """
     limits = limits or DEFAULT_LIMITS
     budget = limits.max_action_chars
     if isinstance(action, (bytes, bytearray)):
@@ -298,9 +304,13 @@ def parse_action(action: Any, limits: ActionLimits | None = None) -> ParsedActio
         parsed = _loads(action, limits, "action")
         if isinstance(parsed, ParsedAction):
             return parsed
-        action, budget = parsed, sys.maxsize  # the text's length was the size check
+        if _text_within(action, limits, 1):  # nothing parsed from it can break a cap: no walk needed
+            action, budget = parsed, -1
+        else:
+            action, budget = parsed, sys.maxsize  # the text's length was the size check
     try:  # a parse of text is already the env's own object: checked, not copied
-        action = _BoundedCopy(limits, budget, copying=budget != sys.maxsize).copy(action, 1)
+        if budget != -1:
+            action = _BoundedCopy(limits, budget, copying=budget != sys.maxsize).copy(action, 1)
     except _Refused as exc:
         return _error("invalid_action", exc.describe())
     if not isinstance(action, dict):
@@ -324,15 +334,38 @@ def parse_action(action: Any, limits: ActionLimits | None = None) -> ParsedActio
             if isinstance(parsed, ParsedAction):
                 return parsed
             try:
-                arguments = _BoundedCopy(limits, sys.maxsize, copying=False).copy(parsed, arguments_depth)
+                if not _text_within(arguments, limits, arguments_depth):
+                    _BoundedCopy(limits, sys.maxsize, copying=False).copy(parsed, arguments_depth)
+                arguments = parsed
             except _Refused as exc:
                 exc.path.append("arguments")
                 return _error("invalid_action", exc.describe(), raw_name=raw_name)
-    name = canonical_tool_name(raw_name)
+    name = (resolve or canonical_tool_name)(raw_name)
     if name is None:
-        return _error("unknown_tool", f"unknown tool {_printable(raw_name, 60)!r}; available: {', '.join(TOOLS)}",
+        available = ", ".join(TOOLS) if resolve is None else "see info['tools']"
+        return _error("unknown_tool", f"unknown tool {_printable(raw_name, 60)!r}; available: {available}",
                       raw_name=raw_name, arguments=arguments)
     return ParsedAction(name=name, arguments=arguments, raw_name=raw_name)
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _text_within(text: str, limits: ActionLimits, depth: int) -> bool:
+    """True when nothing ``json.loads(text)`` returns can break a cap, so the parse needs no walk: no string
+    in it can be longer than the text, no nesting deeper than its brackets (the parse sits at ``depth``),
+    no lone surrogate without one in the text or a ``\\udXXX`` escape (number literals are checked by the
+    parser's hooks). Conservative: False sends the parse through :class:`_BoundedCopy`."""
+    if len(text) > limits.max_string_chars or text.count("{") + text.count("[") + depth - 1 > limits.max_depth:
+        return False
+    if _SURROGATE_ESCAPE.search(text):
+        return False
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+    return True
 
 
 def _loads(text: str, limits: ActionLimits, what: str, **fields: Any) -> Any:

@@ -40,6 +40,12 @@ class ErrorKind(str, Enum):
     SCHEMA_ERROR = "schema_error"          # arguments the tool's schema refuses
     NO_CACHED_RESULT = "no_cached_result"  # the sandbox has no recorded response that matches
     EPISODE_OVER = "episode_over"          # a step after the episode ended
+    # raised by stateful tools (MobilePA): the call was valid, the state refused it
+    PERMISSION_DENIED = "permission_denied"  # the app lacks a permission (grant it, or ask the user)
+    STATE_CONFLICT = "state_conflict"      # the state makes the call meaningless (a toggle already on)
+    NOT_FOUND = "not_found"                # the record the call names does not exist
+    MISSING_PARAMETER = "missing_parameter"  # the state needs a value the call left out (ask the user)
+    TRANSIENT_FAILURE = "transient_failure"  # a runtime failure that a retry can clear
 
     def __str__(self) -> str:
         return self.value

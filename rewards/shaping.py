@@ -62,6 +62,7 @@ settings, recorded with the env options.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Mapping
 
@@ -181,6 +182,25 @@ def progress_targets(episode: Episode) -> tuple[list[Target], frozenset[str]]:
     return targets, frozenset(unrecorded)
 
 
+_TARGETS: dict[int, tuple[Episode, tuple[list[Target], frozenset[str]]]] = {}
+_TARGETS_KEPT = 256
+_TARGETS_LOCK = threading.Lock()
+
+
+def _episode_targets(episode: Episode) -> tuple[list[Target], frozenset[str]]:
+    """:func:`progress_targets`, remembered for the last episodes seen (a revisit's reset skips it). The cache
+    holds the episode itself, so its ``id`` cannot be reused while the entry lives; the targets are read-only."""
+    cached = _TARGETS.get(id(episode))
+    if cached is not None and cached[0] is episode:
+        return cached[1]
+    targets = progress_targets(episode)
+    with _TARGETS_LOCK:  # the threads of one Ray actor share it
+        if len(_TARGETS) >= _TARGETS_KEPT:
+            _TARGETS.pop(next(iter(_TARGETS)))
+        _TARGETS[id(episode)] = (episode, targets)
+    return targets
+
+
 class RewardShaper:
     """Named per-step and terminal reward components (see the module docstring).
 
@@ -221,7 +241,7 @@ class ShapingState:
         self.shaper = shaper
         self.episode = episode
         self.gold_tools = gold_tools(episode)
-        self.targets, self.unrecorded = progress_targets(episode)
+        self.targets, self.unrecorded = _episode_targets(episode)
         self.target_tools = frozenset(t.tool for t in self.targets)
         self.reached: set[int] = set()
         self.reached_tools: set[str] = set()

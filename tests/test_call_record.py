@@ -125,3 +125,26 @@ def test_error_records_carry_the_enum(env):
     assert info["error"]["type"] == "invalid_json" and env.state.trajectory.calls[-1].error_kind.is_envelope
     dumped = json.dumps(env.state.trajectory.model_dump(), ensure_ascii=False)
     assert Trajectory.model_validate(json.loads(dumped)).calls[-1].error_kind is ErrorKind.INVALID_JSON
+
+
+_nasty_text = st.text(alphabet=st.sampled_from(["a", "中", "\ud800", "\udc00", "😀", "\\", "u", "{", "["]), max_size=12)
+
+
+def _nested(inner):
+    return st.lists(inner, max_size=3) | st.dictionaries(_nasty_text, inner, max_size=3)
+
+
+@settings(deadline=None, derandomize=True, max_examples=400)
+@given(value=st.recursive(st.none() | st.integers(-10**5, 10**5) | _nasty_text, _nested, max_leaves=10),
+       max_string=st.integers(1, 30), max_depth=st.integers(2, 5), ensure_ascii=st.booleans())
+def test_the_no_walk_shortcut_for_text_actions_is_sound(value, max_string, max_depth, ensure_ascii):
+    """When parse_action skips the cap walk for a text action, the walk would have found nothing."""
+    from mobility_env.actions import ActionLimits, _BoundedCopy, _text_within
+
+    limits = ActionLimits(max_string_chars=max_string, max_depth=max_depth)
+    try:
+        text = json.dumps({"name": "query_poi", "arguments": {"keywords": value}}, ensure_ascii=ensure_ascii)
+    except UnicodeEncodeError:
+        return
+    if _text_within(text, limits, 1):
+        _BoundedCopy(limits, 10**9, copying=False).copy(limits.loads(text), 1)  # must not raise

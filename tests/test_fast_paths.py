@@ -525,13 +525,13 @@ def test_near_sites_equal_brute_force_haversine(centre, spread, offsets, probe, 
              "response": "{}", "source_column": "", "gold_index": 0, "truncated": False, "valid": True}
             for lng, lat in points]
     index = ReplayIndex.from_table(pa.Table.from_pylist(rows, schema=SANDBOX_SCHEMA))
-    first_row = {}
-    for row, point in enumerate(points):
-        first_row.setdefault(point, row)  # one site per distinct point: its lowest row
+    first_row: dict[str, tuple[int, tuple[float, float]]] = {}
+    for row, point in enumerate(points):  # one site per distinct points text (as built: -0.000000 is not 0.000000)
+        first_row.setdefault(f"{point[0]:.6f},{point[1]:.6f}", (row, point))
     query = _near(centre, probe[0] * spread, probe[1] * spread)
     got = index.near_sites("reverse_geocoding", query[0], query[1], bound)
-    distance = {row: haversine_m(query, point) for point, row in first_row.items()}
-    assert got == sorted(set(got)) and set(got) <= set(first_row.values())
+    distance = {row: haversine_m(query, point) for row, point in first_row.values()}
+    assert got == sorted(set(got)) and set(got) <= set(distance)
     assert {row for row, d in distance.items() if d <= bound} <= set(got)  # nothing within the bound is lost
     assert all(distance[row] <= bound * (1 + 1e-9) + 1e-3 + 1e-6 for row in got)  # nothing beyond the margin
     assert index.near_sites("driving_route", query[0], query[1], bound) == []  # another tool's slice

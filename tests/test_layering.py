@@ -5,10 +5,12 @@ Layers, lowest first; a module may import its own layer and the layers below, ne
 0. **kernel**: ``mobility_env.*`` (episodes, loaders, tools, sandbox, build, stores, the
    :class:`~mobility_env.scoring.Scorer` protocol, the synthetic generator), except below;
 1. **scoring**: ``mobility_rewards.*``;
-2. **env**: ``mobility_env.env`` and ``mobility_env`` itself (its ``__init__`` registers
-   ``MobilityBench-v0`` and resolves ``mobility_env.MobilityEnv`` lazily);
+2. **env**: ``mobility_env.env``, ``mobility_env.mobilepa.env`` and ``mobility_env`` itself (its
+   ``__init__`` registers ``MobilityBench-v0`` and ``MobilePA-v0`` and resolves
+   ``mobility_env.MobilityEnv`` lazily);
 3. **composition**: ``mobility_agents.*`` and the CLI (``mobility_env.cli``, which names
-   the agents' and the rewards' subcommand modules).
+   the agents' and the rewards' subcommand modules, and ``mobility_env.synth.commands``, whose
+   ``synth --suite mobilepa`` checks each generated task with the scoring layer's verifier).
 
 Every import counts, wherever it stands: at module level, deferred inside a function, under
 ``if TYPE_CHECKING``; so does a string that names a module exactly (``importlib.import_module``
@@ -32,8 +34,8 @@ PACKAGE_DIRS = {"mobility_env": REPO / "mobility_env", "mobility_rewards": REPO 
 
 KERNEL, SCORING, ENV, COMPOSITION = 0, 1, 2, 3
 LAYER_NAMES = {KERNEL: "kernel", SCORING: "scoring", ENV: "env", COMPOSITION: "composition"}
-ENV_MODULES = frozenset({"mobility_env", "mobility_env.env"})
-COMPOSITION_MODULES = frozenset({"mobility_env.cli"})
+ENV_MODULES = frozenset({"mobility_env", "mobility_env.env", "mobility_env.mobilepa.env"})
+COMPOSITION_MODULES = frozenset({"mobility_env.cli", "mobility_env.synth.commands"})
 
 # Cycles that must be fixed in files this test's author does not own; each entry is the set of
 # modules of one cycle. The test fails when a listed cycle is gone (delete the entry then) and

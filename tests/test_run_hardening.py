@@ -195,7 +195,7 @@ from mobility_agents.runner import RunConfig, run_local
 
 class SlowOracle(OracleAgent):
     def play(self, session):
-        time.sleep(0.05)
+        time.sleep(0.25)  # long enough that the holder outlives both attempts below
         super().play(session)
 
 run_local(SlowOracle, RunConfig(out_dir=sys.argv[2], data=sys.argv[1], limit=20, progress=False))

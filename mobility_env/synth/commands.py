@@ -1,12 +1,23 @@
-"""``mobility-env synth``: generate a synthetic set and build it into a directory."""
+"""``mobility-env synth``: generate a synthetic set and build it into a directory.
+
+``--suite mobility`` (the default) writes MobilityBench episodes (``episodes.parquet``,
+``sandbox.parquet``); ``--suite mobilepa`` writes a MobilePA task directory (``tasks.jsonl``,
+``manifest.json``) from :mod:`mobility_env.mobilepa.generate`, each task checked with the MobilePA
+verifier before it is written.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
+import time
 from pathlib import Path
 
 from ..errors import ConfigError
+
+SUITES = ("mobility", "mobilepa")
 
 
 def _parse_mix(text: str | None):
@@ -20,7 +31,18 @@ def _parse_mix(text: str | None):
     return mix
 
 
+def _parse_languages(text: str) -> tuple[str, ...]:
+    languages = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not languages or any(lang not in ("zh", "en") for lang in languages):
+        raise ConfigError(f"--languages must be a comma-separated choice of zh and en, got {text!r}")
+    return languages
+
+
 def _cmd_synth(args: argparse.Namespace) -> int:
+    if args.suite == "mobilepa":
+        return _synth_mobilepa(args)
+    if args.languages is not None:
+        raise ConfigError("--languages applies to --suite mobilepa only")
     from .generate import synthesize
 
     out = synthesize(args.n, args.seed, args.out, mix=_parse_mix(args.mix), progress=not args.quiet,
@@ -29,16 +51,44 @@ def _cmd_synth(args: argparse.Namespace) -> int:
     return 0
 
 
+def _synth_mobilepa(args: argparse.Namespace) -> int:
+    if args.mix is not None:
+        raise ConfigError("--mix applies to --suite mobility only (MobilePA tasks cycle through the five categories)")
+    if args.n < 1:
+        raise ConfigError(f"--n must be >= 1 (a task directory holds at least one task), got {args.n}")
+    from mobility_rewards.mobilepa import verify_phone_task
+
+    from ..mobilepa.generate import write_task_set
+    from ..mobilepa.tasks import TASKS_FILE
+
+    languages = _parse_languages(args.languages or "zh,en")
+    workers = args.workers if args.workers is not None else ((os.cpu_count() or 1) if args.n >= 5000 else 1)
+    started = time.monotonic()
+    out = write_task_set(args.out, args.n, args.seed, languages=languages, verify=verify_phone_task, workers=workers)
+    if not args.quiet:
+        print(f"synth: generated and checked {args.n} MobilePA tasks in {time.monotonic() - started:.1f}s",
+              file=sys.stderr)
+    print(f"wrote {out / TASKS_FILE} and {out / 'manifest.json'}")
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
-    synth = subparsers.add_parser("synth", help="generate N synthetic episodes (all 11 scenarios) and build them",
-                                  description="Generate a deterministic synthetic set over a seeded mobility world and "
-                                              "write DIR/episodes.parquet, DIR/sandbox.parquet and DIR/manifest.json.")
-    synth.add_argument("--n", type=int, required=True, help="number of episodes")
+    synth = subparsers.add_parser("synth", help="generate N synthetic episodes (all 11 scenarios) or MobilePA tasks",
+                                  description="Generate a deterministic synthetic set. --suite mobility (default): "
+                                              "episodes over a seeded mobility world, written as DIR/episodes.parquet, "
+                                              "DIR/sandbox.parquet and DIR/manifest.json. --suite mobilepa: MobilePA "
+                                              "phone tasks, each checked by its verifier, written as DIR/tasks.jsonl "
+                                              "and DIR/manifest.json.")
+    synth.add_argument("--suite", choices=SUITES, default="mobility",
+                       help="what to generate: MobilityBench episodes (default) or MobilePA tasks")
+    synth.add_argument("--n", type=int, required=True, help="number of episodes (or tasks)")
     synth.add_argument("--seed", type=int, default=0, help="world and episode seed (same seed = same bytes)")
     synth.add_argument("--out", type=Path, required=True, help="output directory")
     synth.add_argument("--mix", default=None,
-                       help="'paper' (default: intent families 36.6/9.6/42.5/11.3%%), 'uniform', or JSON like "
-                            "'{\"Weather Query\": 2, \"Basic Route Planning\": 1}'")
+                       help="mobility only: 'paper' (default: intent families 36.6/9.6/42.5/11.3%%), 'uniform', or "
+                            "JSON like '{\"Weather Query\": 2, \"Basic Route Planning\": 1}'")
+    synth.add_argument("--languages", default=None,
+                       help="mobilepa only: request languages, comma-separated (default: zh,en)")
     synth.add_argument("--workers", type=int, default=None,
                        help="generator processes (default: CPU count for n >= 5000)")
     synth.add_argument("--quiet", action="store_true", help="no progress on stderr")

@@ -1,0 +1,122 @@
+"""One MobilePA episode as the verifiers read it, and :class:`PhoneSession`, which plays calls on a task.
+
+:class:`PhoneSession` is the one place a task's calls are executed: the env's ``step`` and the
+oracle/generator checks all go through it, so they cannot disagree. ``ask_user(question)`` is
+answered from the task's ``user_replies`` in order (``"(no answer)"`` when they run out) and
+changes no state; every other call goes to :func:`~mobility_env.mobilepa.catalogue.execute`, except
+a tool outside the episode's action space, which is refused as ``unknown_tool`` (logged, no effect).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..trajectory import ErrorKind
+from .catalogue import Feedback, execute, failure, success
+from .state import PhoneState, StateTemplate
+from .tasks import ALWAYS_OFFERED, PhoneTask
+
+NO_REPLY = "(no answer)"
+
+
+@dataclass
+class PhoneCall:
+    """One executed call: name, arguments (the env's copy), and the feedback's status, error type and payload."""
+
+    step: int
+    name: str
+    arguments: Any
+    status: str
+    error_type: str | None
+    payload: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == "success"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"step": self.step, "name": self.name, "arguments": self.arguments, "status": self.status,
+                "error_type": self.error_type, "payload": self.payload}
+
+
+@dataclass
+class PhoneTrajectory:
+    """What the verifiers judge: the calls, the final ``D_T − D_0``, the answer (None: never finished)."""
+
+    task_id: str
+    calls: list[PhoneCall] = field(default_factory=list)
+    delta: dict[str, Any] = field(default_factory=dict)
+    answer: str | None = None
+    truncated: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"task_id": self.task_id, "calls": [c.to_dict() for c in self.calls], "delta": self.delta,
+                "answer": self.answer, "truncated": self.truncated}
+
+
+_TEMPLATES: dict[str, tuple[PhoneTask, StateTemplate]] = {}
+
+
+def template_of(task: PhoneTask) -> StateTemplate:
+    """The task's ``S_0`` template, built once per task object and process (kept for the last 512 tasks)."""
+    cached = _TEMPLATES.get(task.task_id)
+    if cached is not None and cached[0] is task:
+        return cached[1]
+    template = StateTemplate(task.initial_state)
+    if len(_TEMPLATES) >= 512:
+        _TEMPLATES.pop(next(iter(_TEMPLATES)))
+    _TEMPLATES[task.task_id] = (task, template)
+    return template
+
+
+class PhoneSession:
+    """A task being played: its live state, the calls so far, the user's remaining replies."""
+
+    def __init__(self, task: PhoneTask):
+        self.task = task
+        self.state: PhoneState = template_of(task).restore()
+        self.offered = frozenset(task.action_space) | frozenset(ALWAYS_OFFERED)
+        self.calls: list[PhoneCall] = []
+        self._replies = list(task.user_replies)
+
+    def call(self, name: str, arguments: Any, step: int) -> Feedback:
+        """Execute one non-``finish`` call (see the module docstring) and record it."""
+        if name == "ask_user":
+            question = arguments.get("question") if isinstance(arguments, dict) else None
+            if not isinstance(question, str) or not question.strip():
+                feedback = failure(ErrorKind.SCHEMA_ERROR, "ask_user: question: expected a non-empty string",
+                                   fields=["question"])
+            else:
+                feedback = success(reply=self._replies.pop(0) if self._replies else NO_REPLY)
+            self.state.log(step, name, arguments, feedback.status,
+                           None if feedback.error_type is None else feedback.error_type.value)
+        elif name not in self.offered:
+            feedback = failure(ErrorKind.UNKNOWN_TOOL, f"{str(name)[:60]!r} is not among this task's tools")
+            self.state.log(step, str(name)[:100], arguments, feedback.status, ErrorKind.UNKNOWN_TOOL.value)
+        else:
+            feedback = execute(self.state, name, arguments, step=step)
+        self.calls.append(PhoneCall(step, name, arguments, feedback.status,
+                                    None if feedback.error_type is None else feedback.error_type.value,
+                                    feedback.payload))
+        return feedback
+
+    def trajectory(self, answer: str | None, truncated: bool = False) -> PhoneTrajectory:
+        return PhoneTrajectory(self.task.task_id, list(self.calls), self.state.delta(), answer, truncated)
+
+    def close(self) -> None:
+        self.state.close()
+
+
+def play(task: PhoneTask, calls: list[tuple[str, dict[str, Any]]] | None = None,
+         answer: str | None = None) -> PhoneTrajectory:
+    """Play ``calls`` (default: the task's oracle calls) and ``answer`` (default: its oracle answer) on a fresh
+    state; the trajectory the verifiers judge."""
+    session = PhoneSession(task)
+    try:
+        plan = calls if calls is not None else [(c.name, c.arguments) for c in task.oracle_calls]
+        for step, (name, arguments) in enumerate(plan, 1):
+            session.call(name, arguments, step)
+        return session.trajectory(task.oracle_answer if answer is None else answer)
+    finally:
+        session.close()

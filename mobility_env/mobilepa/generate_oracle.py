@@ -1,0 +1,144 @@
+"""The generator's oracle: a task family's plan, played on the task's ``S_0`` as a careful agent would.
+
+A task family (``generate_families_*.py``) turns a drawn phone (:class:`~.generate_world.World`)
+into a :class:`Draft`: the user's words, the dialogue history, the user's replies, the bucket, and
+a ``plan`` — a function of an :class:`OracleRun` that looks things up, acts, and returns the final
+answer. The plan runs through a real :class:`~mobility_env.mobilepa.episode.PhoneSession`, so the
+oracle's calls, the ids it reads from payloads and the gold delta all come from the sandbox itself,
+never from the generator's own bookkeeping.
+
+:meth:`OracleRun.act` and :meth:`OracleRun.read` recover from the obstacles the generator plants,
+the way the sandbox's feedback says to: a transient failure is retried; ``permission_denied`` is
+cleared with ``grant_permission``; a state conflict caused by airplane mode, automatic brightness or
+a silent ringer is cleared by switching that setting back; an alarm that already exists (disabled)
+is turned on instead of created. Anything else is a generator bug (:class:`GenerationError`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..trajectory import ErrorKind
+from .catalogue import Feedback
+from .episode import NO_REPLY, PhoneSession, PhoneTrajectory
+from .tasks import GoldCall, PhoneTask
+
+MAX_ATTEMPTS = 4
+_STATE_FIXES: dict[tuple[Any, Any], tuple[str, dict[str, Any]]] = {
+    ("airplane_mode", "on"): ("set_airplane_mode", {"on": False}),
+    ("auto_brightness", "on"): ("set_auto_brightness", {"on": False}),
+    ("ringer_mode", "silent"): ("set_ringer_mode", {"mode": "normal"}),
+}
+
+
+class GenerationError(RuntimeError):
+    """A generated task failed one of its own checks: a bug in the generator, never shipped as a task."""
+
+
+@dataclass
+class Draft:
+    """A task before its oracle has run (see the module docstring).
+
+    ``targets``: the state-changing calls the plan means to make, as ``(tool, arguments)``; obstacles
+    are planted against them (a fault on the tool, its app's permission withdrawn, a setting that
+    blocks it). ``reads``: read tools the plan calls (a fault may be planted on them too).
+    ``obstacle_kinds``: the planted kinds this family tolerates (its plan must not branch on what
+    they change). ``obstacles``: what the family itself planted (a missing parameter).
+    """
+
+    family: str
+    bucket: str
+    query: str
+    plan: Callable[["OracleRun"], str]
+    targets: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    reads: tuple[str, ...] = ()
+    obstacle_kinds: tuple[str, ...] = ("runtime_exception",)
+    history: list[dict[str, str]] = field(default_factory=list)
+    user_replies: list[str] = field(default_factory=list)
+    obstacles: list[dict[str, str]] = field(default_factory=list)
+    must_ask: bool = False
+    forbidden: list[str] = field(default_factory=list)
+    answer_mentions: list[list[str]] = field(default_factory=list)
+
+
+class OracleRun:
+    """One play of a plan on a task; :attr:`calls` is what the oracle did, ask_user and failed calls included."""
+
+    def __init__(self, task: PhoneTask):
+        self.task = task
+        self.session = PhoneSession(task)
+        self.calls: list[GoldCall] = []
+
+    def _call(self, name: str, arguments: dict[str, Any]) -> Feedback:
+        self.calls.append(GoldCall(name=name, arguments=dict(arguments)))
+        return self.session.call(name, dict(arguments), len(self.calls))
+
+    def _until_done(self, name: str, arguments: dict[str, Any]) -> Feedback:
+        for _ in range(MAX_ATTEMPTS):
+            feedback = self._call(name, arguments)
+            if feedback.ok:
+                return feedback
+            done = self._recover(name, feedback)
+            if done is not None:
+                return done
+        raise GenerationError(f"{self.task.task_id}: {name} still fails after {MAX_ATTEMPTS} attempts")
+
+    def _recover(self, name: str, feedback: Feedback) -> Feedback | None:
+        """Clear the obstacle behind ``feedback``: None to retry the call, or a success that did its job."""
+        kind, payload = feedback.error_type, feedback.payload
+        if kind is ErrorKind.TRANSIENT_FAILURE:
+            return None
+        if kind is ErrorKind.PERMISSION_DENIED:
+            self.act("grant_permission", {"app": payload["app"], "permission": payload["permission"]})
+            return None
+        if kind is ErrorKind.STATE_CONFLICT:
+            fix = _STATE_FIXES.get((payload.get("setting"), payload.get("value")))
+            if fix is not None and fix[0] != name:
+                self.act(*fix)
+                return None
+            if name == "create_alarm" and "alarm_id" in payload:  # the alarm exists, switched off: turn it on
+                return self.act("set_alarm_enabled", {"alarm_id": payload["alarm_id"], "enabled": True})
+        raise GenerationError(f"{self.task.task_id}: the oracle cannot recover from {name}: {feedback.to_dict()}")
+
+    def act(self, name: str, arguments: dict[str, Any]) -> Feedback:
+        """A state-changing call, recovering from planted obstacles until it succeeds."""
+        return self._until_done(name, arguments)
+
+    def read(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A read call's payload (retried through planted faults and permissions like :meth:`act`)."""
+        return self._until_done(name, arguments or {}).payload
+
+    def settings(self) -> dict[str, str]:
+        return self.read("get_device_status")["settings"]
+
+    def ask(self, question: str) -> str:
+        """Ask the user; the task must have a reply for it."""
+        reply = self._call("ask_user", {"question": question}).payload.get("reply")
+        if not isinstance(reply, str) or reply == NO_REPLY:
+            raise GenerationError(f"{self.task.task_id}: the oracle asked {question!r} and got no reply")
+        return reply
+
+    def find_contact(self, query: str, *, name: str | None = None, relation: str | None = None) -> dict[str, Any]:
+        """Search contacts and keep the one whose name (or relation) is exactly the one meant."""
+        found = self.read("search_contacts", {"query": query})["contacts"]
+        matches = [c for c in found if (name is not None and c["name"] == name)
+                   or (relation is not None and c["relation"] == relation)]
+        if len(matches) != 1:
+            raise GenerationError(f"{self.task.task_id}: {query!r} does not name one contact: {found}")
+        return matches[0]
+
+    def finish(self, answer: str) -> PhoneTrajectory:
+        """End the play: the trajectory (the gold delta comes from it); the session is closed."""
+        try:
+            return self.session.trajectory(answer)
+        finally:
+            self.session.close()
+
+
+RUNTIME, PERMISSION, STATE, MISSING = "runtime_exception", "permission_block", "state_change", "missing_parameter"
+
+
+def missing(note: str) -> dict[str, str]:
+    """The obstacle record of a parameter the request leaves out (the user's reply supplies it)."""
+    return {"kind": MISSING, "note": note}

@@ -1,0 +1,159 @@
+"""MobilePA tasks: ``(q, S0, H0, A0)`` plus the gold each verification bucket checks.
+
+A :class:`PhoneTask` is what one episode of ``MobilePA-v0`` plays:
+
+* ``query`` (``q``) in ``language`` (``zh`` or ``en``), ``history`` (``H0``: earlier dialogue turns,
+  ``{"role": "user" | "assistant", "content"}``), ``initial_state`` (``S0``: rows per table of
+  :data:`~mobility_env.mobilepa.state.TABLES`, planted obstacles included) and ``action_space``
+  (``A0``: the tool names offered at the first step; ``finish`` and ``ask_user`` are always offered);
+* ``category``: the behaviour it exercises (:data:`CATEGORIES`); ``obstacles``: what is planted in
+  ``S0`` (:data:`OBSTACLES`, each with a short note for humans);
+* ``bucket``: how it is verified (:data:`BUCKETS`), with its gold:
+
+  - ``tool_call``: ``gold_calls``, the calls that must succeed, in this order, with these argument
+    values (other successful state-changing calls are collateral damage and fail the task);
+  - ``state_change``: ``gold_delta``, ``D_T − D_0`` in :func:`~mobility_env.mobilepa.state.diff`'s
+    form, compared with generated ids (``alarm-1``…) left out (:func:`normalize_delta`), so any path
+    that reaches the same state passes and any extra change fails;
+  - ``behaviour``: ``gold_behaviour``: ``must_ask`` (the agent must ask the user, ``ask_user``,
+    before any state change), ``forbidden`` (tools that must not succeed), ``answer_mentions``
+    (texts the final answer must contain; each a list of accepted spellings);
+
+* ``user_replies``: what the simulated user answers to ``ask_user``, in order (a task with a
+  missing parameter carries the value here);
+* ``oracle_calls`` and ``oracle_answer``: one known-good solution (the oracle agent replays it;
+  the generator checks that it passes the task's own verifier).
+
+Tasks are stored one JSON object per line (``tasks.jsonl``) in a task directory, with a
+``manifest.json`` (``suite: "mobilepa"``, counts, the generator seed); :func:`load_tasks` reads
+and validates them, naming the file and line of a bad one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable, Literal
+
+from pydantic import BaseModel, Field, ValidationError, model_validator
+
+from ..errors import DataFileError
+from .state import TABLES
+
+CATEGORIES = ("grounding", "conditional", "state_tracking", "intent_correction", "error_recovery")
+BUCKETS = ("tool_call", "state_change", "behaviour")
+OBSTACLES = ("missing_parameter", "permission_block", "state_change", "runtime_exception")
+ALWAYS_OFFERED = ("finish", "ask_user")
+TASKS_FILE = "tasks.jsonl"
+#: Columns whose values the sandbox generates (``PhoneState.next_id``): ignored when deltas are compared.
+#: Ids other tables refer to (contact_id, playlist_id, file_id) are compared: a message to the wrong contact fails.
+GENERATED_COLUMNS = frozenset({"alarm_id", "event_id", "message_id", "call_id", "timer_id", "reminder_id",
+                               "handoff_id", "memory_id", "note_id"})
+
+
+class GoldCall(BaseModel):
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class GoldBehaviour(BaseModel):
+    must_ask: bool = False
+    forbidden: list[str] = Field(default_factory=list)
+    answer_mentions: list[list[str]] = Field(default_factory=list)
+
+
+class PhoneTask(BaseModel):
+    task_id: str
+    query: str
+    language: Literal["zh", "en"] = "zh"
+    history: list[dict[str, str]] = Field(default_factory=list)
+    initial_state: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    action_space: list[str] = Field(default_factory=list)
+    category: Literal["grounding", "conditional", "state_tracking", "intent_correction", "error_recovery"]
+    obstacles: list[dict[str, str]] = Field(default_factory=list)
+    bucket: Literal["tool_call", "state_change", "behaviour"]
+    gold_calls: list[GoldCall] = Field(default_factory=list)
+    gold_delta: dict[str, dict[str, list[dict[str, Any]]]] | None = None
+    gold_behaviour: GoldBehaviour | None = None
+    user_replies: list[str] = Field(default_factory=list)
+    # one known-good way to solve it (the oracle replays it): calls, ``ask_user`` included, then the answer
+    oracle_calls: list[GoldCall] = Field(default_factory=list)
+    oracle_answer: str = ""
+
+    @model_validator(mode="after")
+    def _gold_matches_bucket(self) -> "PhoneTask":
+        unknown = set(self.initial_state) - set(TABLES)
+        if unknown:
+            raise ValueError(f"initial_state names unknown table(s) {sorted(unknown)}")
+        if self.bucket == "tool_call" and not self.gold_calls:
+            raise ValueError("a tool_call task needs gold_calls")
+        if self.bucket == "state_change" and self.gold_delta is None:
+            raise ValueError("a state_change task needs gold_delta")
+        if self.bucket == "behaviour" and self.gold_behaviour is None:
+            raise ValueError("a behaviour task needs gold_behaviour")
+        for item in self.obstacles:
+            if item.get("kind") not in OBSTACLES:
+                raise ValueError(f"unknown obstacle kind {item.get('kind')!r}; kinds: {', '.join(OBSTACLES)}")
+        return self
+
+
+def normalize_delta(delta: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, Any]:
+    """A delta with generated id columns dropped and rows sorted, for comparing paths that created the
+    same records in another order (or after a failed attempt that used up an id)."""
+    out: dict[str, Any] = {}
+    for table, kinds in sorted(delta.items()):
+        entry: dict[str, Any] = {}
+        for kind, rows in sorted(kinds.items()):
+            cleaned = []
+            for row in rows:
+                if kind == "changed":
+                    row = {"key": row["key"], "before": row["before"], "after": row["after"]}
+                    cleaned.append(json.dumps(row, ensure_ascii=False, sort_keys=True))
+                else:
+                    cleaned.append(json.dumps({k: v for k, v in row.items() if k not in GENERATED_COLUMNS},
+                                              ensure_ascii=False, sort_keys=True))
+            entry[kind] = sorted(cleaned)
+        out[table] = entry
+    return out
+
+
+def write_tasks(directory: str | os.PathLike, tasks: Iterable[PhoneTask], **manifest: Any) -> Path:
+    """Write ``tasks.jsonl`` and ``manifest.json`` (``suite: "mobilepa"``, ``tasks``, and ``manifest``'s keys)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    count = 0
+    with open(directory / TASKS_FILE, "w", encoding="utf-8") as handle:
+        for task in tasks:
+            handle.write(task.model_dump_json(exclude_none=True) + "\n")
+            count += 1
+    (directory / "manifest.json").write_text(json.dumps({"suite": "mobilepa", "tasks": count, **manifest},
+                                                        ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return directory
+
+
+def load_tasks(directory: str | os.PathLike) -> list[PhoneTask]:
+    """The tasks of a task directory (or of a ``tasks.jsonl`` file); a bad line raises
+    :class:`~mobility_env.errors.DataFileError` naming the file and line."""
+    path = Path(directory)
+    if path.is_dir():
+        path = path / TASKS_FILE
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise DataFileError(path, f"cannot read MobilePA tasks ({exc})") from exc
+    tasks, seen = [], set()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            task = PhoneTask.model_validate_json(line)
+        except ValidationError as exc:
+            raise DataFileError(path, f"not a MobilePA task ({exc.errors()[0]['msg']})", row=number) from exc
+        if task.task_id in seen:
+            raise DataFileError(path, f"duplicate task_id {task.task_id!r}", row=number, column="task_id")
+        seen.add(task.task_id)
+        tasks.append(task)
+    if not tasks:
+        raise DataFileError(path, "no tasks")
+    return tasks

@@ -1,0 +1,177 @@
+"""MobilePA-v0 end to end on hand-made tasks: the oracle passes every bucket, the cheapest tricks fail,
+refused actions are feedback, truncation is scored, and the Gymnasium contract holds."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import mobility_env  # noqa: F401  (registers the envs)
+from mobility_env.mobilepa.env import MobilePAEnv
+from mobility_env.mobilepa.episode import play
+from mobility_env.mobilepa.tasks import PhoneTask, write_tasks
+
+PHONE = {"settings": [{"key": "airplane_mode", "value": "on"}, {"key": "wifi", "value": "off"},
+                      {"key": "clock", "value": "2026-12-01 08:00"}],
+         "contacts": [{"contact_id": "c1", "name": "王芳", "phone": "13800000000", "relation": "妈妈"},
+                      {"contact_id": "c2", "name": "Tom", "phone": "13900000000", "relation": "colleague"}],
+         "permissions": [{"app": "messages", "permission": "sms", "granted": 0}],
+         "alarms": [{"alarm_id": "alarm-0", "time": "07:00", "label": "起床", "repeat": "weekdays", "enabled": 0}]}
+
+
+def _task(task_id: str, bucket: str, calls: list[tuple[str, dict]], answer: str, **fields) -> PhoneTask:
+    base = PhoneTask(task_id=task_id, query=fields.pop("query", "x"), category=fields.pop("category", "grounding"),
+                     bucket=bucket, initial_state=PHONE, action_space=fields.pop("action_space"),
+                     oracle_calls=[{"name": n, "arguments": a} for n, a in calls], oracle_answer=answer,
+                     gold_calls=[{"name": "x"}], gold_delta={}, **fields)
+    if bucket == "state_change":  # the gold delta is computed by playing the oracle, never written by hand
+        base = base.model_copy(update={"gold_delta": play(base).delta})
+    return base
+
+
+def tasks() -> list[PhoneTask]:
+    wifi = [("set_wifi", {"on": True}), ("set_airplane_mode", {"on": False}), ("set_wifi", {"on": True})]
+    message = [("search_contacts", {"query": "妈妈"}), ("send_message", {"contact_id": "c1", "text": "我晚点到"}),
+               ("grant_permission", {"app": "messages", "permission": "sms"}),
+               ("send_message", {"contact_id": "c1", "text": "我晚点到"})]
+    return [
+        _task("wifi", "state_change", wifi, "Wi-Fi 已打开", query="打开 Wi-Fi", category="error_recovery",
+              action_space=["set_wifi", "set_airplane_mode", "set_bluetooth"],
+              obstacles=[{"kind": "state_change", "note": "airplane mode on"}]),
+        _task("message", "state_change", [("set_airplane_mode", {"on": False})] + message, "已发送",
+              query="给妈妈发短信说我晚点到", category="error_recovery",
+              action_space=["search_contacts", "send_message", "grant_permission", "set_airplane_mode"],
+              obstacles=[{"kind": "permission_block", "note": "sms"}]),
+        PhoneTask(task_id="alarm", query="enable my 7 o'clock alarm", language="en", category="state_tracking",
+                  bucket="tool_call", initial_state=PHONE, action_space=["list_alarms", "set_alarm_enabled"],
+                  gold_calls=[{"name": "set_alarm_enabled", "arguments": {"alarm_id": "alarm-0", "enabled": True}}],
+                  oracle_calls=[{"name": "list_alarms", "arguments": {}},
+                                {"name": "set_alarm_enabled", "arguments": {"alarm_id": "alarm-0", "enabled": True}}],
+                  oracle_answer="done"),
+        PhoneTask(task_id="ask", query="给同事发个消息", category="grounding", bucket="behaviour", initial_state=PHONE,
+                  action_space=["search_contacts", "send_message"], user_replies=["说我明天请假"],
+                  obstacles=[{"kind": "missing_parameter", "note": "no text"}],
+                  gold_behaviour={"must_ask": True, "answer_mentions": [["Tom"]]},
+                  oracle_calls=[{"name": "ask_user", "arguments": {"question": "要发什么内容？"}}],
+                  oracle_answer="好的，我会告诉 Tom 你明天请假"),
+    ]
+
+
+@pytest.fixture()
+def env(tmp_path):
+    write_tasks(tmp_path / "tasks", tasks(), seed=0)
+    return MobilePAEnv(tmp_path / "tasks")
+
+
+def _play(env, task_id, actions):
+    obs, info = env.reset(options={"task_id": task_id})
+    total, final = 0.0, info
+    for action in actions:
+        obs, reward, terminated, truncated, final = env.step(action)
+        total += reward
+        if terminated or truncated:
+            break
+    return total, final
+
+
+def _oracle_actions(task):
+    return [{"name": c.name, "arguments": c.arguments} for c in task.oracle_calls] + \
+        [{"name": "finish", "arguments": {"answer": task.oracle_answer}}]
+
+
+def test_the_oracle_passes_every_task_and_earns_the_most(env):
+    for task in env.tasks.values():
+        oracle_return, final = _play(env, task.task_id, _oracle_actions(task))
+        assert final["metrics"]["success"] == 1.0, (task.task_id, final["verdict"])
+        finish_only, cheap = _play(env, task.task_id, [{"name": "finish", "arguments": {"answer": "好的"}}])
+        assert cheap["metrics"]["success"] == 0.0
+        spam = [{"name": n, "arguments": {}} for n in task.action_space] + \
+            [{"name": "finish", "arguments": {"answer": task.oracle_answer}}]
+        spam_return, spammed = _play(env, task.task_id, spam)
+        assert spammed["metrics"]["success"] == 0.0
+        assert oracle_return > max(finish_only, spam_return)
+
+
+def test_guessing_instead_of_asking_fails_a_must_ask_task(env):
+    total, final = _play(env, "ask", [{"name": "search_contacts", "arguments": {"query": "colleague"}},
+                                      {"name": "finish", "arguments": {"answer": "已告诉 Tom 你明天请假"}}])
+    assert final["metrics"]["success"] == 0.0 and "asked_first" in final["verdict"]["reason"]
+    total, final = _play(env, "ask", [{"name": "ask_user", "arguments": {"question": "发什么？"}},
+                                      {"name": "finish", "arguments": {"answer": "好的"}}])
+    assert final["metrics"]["success"] == 0.0 and "answer_mentions" in final["verdict"]["reason"]
+
+
+def test_refused_actions_are_feedback_and_collateral_damage_costs_potential(env):
+    env.reset(options={"task_id": "wifi"})
+    obs, reward, _, _, info = env.step("not json")
+    assert json.loads(obs)["error_type"] == "invalid_json" and info["error"]["type"] == "invalid_json" and reward < 0
+    obs, reward, _, _, info = env.step({"name": "send_message", "arguments": {}})  # not offered in this task
+    assert info["feedback"]["error_type"] == "unknown_tool"
+    _, reward, _, _, info = env.step({"name": "set_bluetooth", "arguments": {"on": True}})  # airplane: conflict
+    assert info["feedback"]["error_type"] == "state_conflict"
+    env.step({"name": "set_airplane_mode", "arguments": {"on": False}})
+    _, reward, _, _, info = env.step({"name": "set_bluetooth", "arguments": {"on": True}})  # nobody asked for it
+    assert info["feedback"]["status"] == "success" and info["reward_components"]["progress"] < 0
+
+
+def test_truncation_is_scored_without_an_answer(tmp_path):
+    write_tasks(tmp_path / "t", tasks(), seed=0)
+    env = MobilePAEnv(tmp_path / "t", max_steps=2)
+    env.reset(options={"task_id": "wifi"})
+    env.step({"name": "set_airplane_mode", "arguments": {"on": False}})
+    _, _, terminated, truncated, info = env.step({"name": "set_wifi", "arguments": {"on": True}})
+    assert truncated and not terminated and info["metrics"]["DR"] == 0.0 and info["metrics"]["success"] == 0.0
+    assert info["trajectory"]["truncated"] and info["metrics"]["progress"] == 1.0
+
+
+def test_gymnasium_contract_and_determinism(tmp_path):
+    write_tasks(tmp_path / "t", tasks(), seed=0)
+    env = gym.make("MobilePA-v0", data=tmp_path / "t")
+    check_env(env.unwrapped, skip_render_check=True)
+    runs = []
+    for _ in range(2):
+        obs, info = env.reset(seed=7)
+        steps = [env.step({"name": "set_wifi", "arguments": {"on": True}})[:4] for _ in range(2)]
+        runs.append((obs, info["task_id"], steps))
+    assert runs[0] == runs[1]
+
+
+def test_oracle_and_floor_agents_and_the_scorecard(env):
+    from mobility_agents.mobilepa import FinishAtOnceAgent, PhoneOracleAgent, phone_scorecard, play_tasks
+
+    oracle = phone_scorecard(play_tasks(PhoneOracleAgent(), env))
+    floor = phone_scorecard(play_tasks(FinishAtOnceAgent(), env))
+    assert oracle["overall"] == {**oracle["overall"], "tasks": 4, "success": 1.0, "DR": 1.0}
+    assert floor["overall"]["success"] == 0.0 and floor["overall"]["DR"] == 1.0
+    assert set(oracle["bucket"]) == {"state_change", "tool_call", "behaviour"}
+    assert oracle["obstacle"]["permission_block"]["success"] == 1.0
+
+
+class _SpamAgent:
+    """Calls every offered tool with its schema's first example-like arguments, then answers like the oracle."""
+
+    name = "spam"
+
+    def actions(self, env, task_id):
+        task = env.tasks[task_id]
+        calls = [{"name": name, "arguments": {}} for name in task.action_space]
+        calls += [{"name": c.name, "arguments": dict(c.arguments)} for c in task.oracle_calls] * 2  # repeat the gold
+        return calls[: env.max_steps - 1] + [{"name": "finish", "arguments": {"answer": task.oracle_answer}}]
+
+
+def test_on_the_bundled_set_the_oracle_passes_all_and_cheap_policies_never_beat_it():
+    from mobility_agents.mobilepa import FinishAtOnceAgent, PhoneOracleAgent, play_tasks
+
+    env = MobilePAEnv()
+    oracle = {r["task_id"]: r for r in play_tasks(PhoneOracleAgent(), env)}
+    assert len(oracle) >= 300 and all(r["metrics"]["success"] == 1.0 for r in oracle.values())
+    for agent in (FinishAtOnceAgent(), _SpamAgent()):
+        records = play_tasks(agent, env)
+        passed = [r["task_id"] for r in records if r["metrics"]["success"] == 1.0]
+        beaten = [r["task_id"] for r in records if r["return"] > oracle[r["task_id"]]["return"] + 1e-9]
+        assert not beaten, (agent.name, beaten[:5])
+        if agent.name == "finish_at_once":
+            assert not passed
