@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from mobility_env.errors import ConfigError
 from mobility_env.mobilepa.catalogue import PHONE_TOOLS
 from mobility_env.mobilepa.episode import PhoneCall, PhoneTrajectory
+from mobility_env.mobilepa.state import PhoneState
 from mobility_env.mobilepa.tasks import PhoneTask, normalize_delta
 from mobility_env.scoring import EpisodeScore
 
@@ -146,14 +147,17 @@ def progress(task: PhoneTask, calls: list[PhoneCall], delta: dict[str, Any],
         return max(-1.0, (prefix - extra) / len(gold))
     if task.gold_delta is not None:
         gold_rows = gold_rows if gold_rows is not None else _rows(normalize_delta(task.gold_delta))
-        got_rows = _rows(normalize_delta(delta))
-        if not gold_rows:
-            return -min(1.0, float(len(got_rows)))
-        return max(-1.0, (len(gold_rows & got_rows) - len(got_rows - gold_rows)) / len(gold_rows))
+        return _delta_progress(gold_rows, _rows(normalize_delta(delta)))
     behaviour = task.gold_behaviour
     if behaviour is not None and behaviour.must_ask:
         return 1.0 if any(c.name == "ask_user" and c.succeeded for c in calls) else 0.0
     return 0.0
+
+
+def _delta_progress(gold_rows: set[str], got_rows: set[str]) -> float:
+    if not gold_rows:
+        return -min(1.0, float(len(got_rows)))
+    return max(-1.0, (len(gold_rows & got_rows) - len(got_rows - gold_rows)) / len(gold_rows))
 
 
 def _rows(normalized: dict[str, Any]) -> set[str]:
@@ -169,6 +173,7 @@ class PhoneScoring:
     potential: float = 0.0
     refused: set[str] = field(default_factory=set)
     gold_rows: set[str] | None = None  # the gold delta's rows, normalized once per episode
+    rows_by_table: dict[str, set[str]] = field(default_factory=dict)  # the current delta's rows, kept per table
 
 
 class PhoneScorer:
@@ -185,17 +190,25 @@ class PhoneScorer:
         return PhoneScoring(task, gold_rows=gold)
 
     def step(self, scoring: PhoneScoring, call: PhoneCall, calls: list[PhoneCall],
-             delta: Callable[[], dict[str, Any]]) -> dict[str, float]:
+             state: PhoneState) -> dict[str, float]:
         w = self.weights
         invalid = call.error_type in _INVALID
-        key = f"{call.name}|{_canonical(call.arguments)}"
-        repeated = not call.succeeded and key in scoring.refused
-        if not call.succeeded:
+        repeated = False
+        if not call.succeeded:  # only refused calls need their identity
+            key = f"{call.name}|{_canonical(call.arguments)}"
+            repeated = key in scoring.refused
             scoring.refused.add(key)
         before = scoring.potential
+        touched = state.take_touched()  # tables written since the last call (a refused call's were rolled back)
+        for table in touched:  # only those are read again: the delta is kept per table
+            scoring.rows_by_table[table] = _rows(normalize_delta({table: state.table_delta(table)}))
         moves = changes_state(call.name) or call.name == "ask_user" or scoring.task.bucket == "tool_call"
         if call.succeeded and moves:
-            scoring.potential = progress(scoring.task, calls, delta(), scoring.gold_rows)
+            if scoring.gold_rows is not None and scoring.task.bucket != "tool_call":
+                scoring.potential = _delta_progress(scoring.gold_rows,
+                                                    set().union(*scoring.rows_by_table.values()))
+            else:
+                scoring.potential = progress(scoring.task, calls, {}, scoring.gold_rows)
         return {"progress": w.progress * (scoring.potential - before), "invalid_call": w.invalid_call * invalid,
                 "repeated_failure": w.repeated_failure * repeated}
 

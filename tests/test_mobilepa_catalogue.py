@@ -786,4 +786,5 @@ def test_fuzz_execute_never_raises_logs_every_call_and_writes_only_declared_tabl
             declared |= set(PHONE_TOOLS[name].writes)
     assert len(state.audit()) == len(calls)
     assert set(state.delta()) <= declared & set(STATE_TABLES)
+    assert state.delta() == state.delta(full=True)  # what the writes marked is all that changed
     state.close()

@@ -175,3 +175,27 @@ def test_on_the_bundled_set_the_oracle_passes_all_and_cheap_policies_never_beat_
         assert not beaten, (agent.name, beaten[:5])
         if agent.name == "finish_at_once":
             assert not passed
+
+
+def test_the_incremental_progress_equals_the_progress_of_the_final_delta():
+    """The scorer keeps the delta per table and re-reads only the tables a call wrote; its potential must end
+    where the progress of the whole final delta is (the shaping telescopes to w·Φ(final))."""
+    env = MobilePAEnv()
+    weight = env.scorer.weights.progress
+    for task_id in env.task_ids[::3]:
+        for actions in (_SpamAgent().actions(env, task_id), PhoneOracleAgentActions(env, task_id)):
+            env.reset(options={"task_id": task_id})
+            paid = 0.0
+            for action in actions:
+                _, _, terminated, truncated, info = env.step(action)
+                paid += info["reward_components"].get("progress", 0.0)
+                if terminated or truncated:
+                    break
+            if env.tasks[task_id].bucket != "behaviour" or env.tasks[task_id].gold_delta is not None:
+                assert paid == pytest.approx(weight * info["metrics"]["progress"], abs=1e-6), task_id  # (rounded)
+
+
+def PhoneOracleAgentActions(env, task_id):
+    from mobility_agents.mobilepa import PhoneOracleAgent
+
+    return PhoneOracleAgent().actions(env, task_id)

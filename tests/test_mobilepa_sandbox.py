@@ -167,6 +167,7 @@ def test_execute_never_raises_and_logs_every_call(calls):
         assert (feedback.error_type is None) == feedback.ok
         assert feedback.error_type is None or isinstance(feedback.error_type, ErrorKind)
         json.dumps(feedback.to_dict(), ensure_ascii=False, default=str)
+        assert state.delta() == state.delta(full=True)  # the tables writes mark are all that changed
     assert len(state.audit()) == len(calls)
 
 

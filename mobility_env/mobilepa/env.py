@@ -154,7 +154,7 @@ class MobilePAEnv(gym.Env[str, Any]):
             assert parsed.name is not None
             feedback = session.call(parsed.name, parsed.arguments, self._steps)
         call = session.calls[-1]
-        components = self.scorer.step(self._scoring, call, session.calls, session.state.delta)
+        components = self.scorer.step(self._scoring, call, session.calls, session.state)
         shown = feedback.to_dict()
         info: dict[str, Any] = {"task_id": session.task.task_id, "step": self._steps, "feedback": shown,
                                 "call": {"name": call.name, "arguments": copy_arguments(call.arguments)}}

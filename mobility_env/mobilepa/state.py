@@ -3,10 +3,10 @@
 ``D_t`` is the phone's app state, one table per kind of record (:data:`TABLES`); ``O_t`` is the
 append-only audit log of every executed action (``audit_log``: SQLite triggers refuse an
 ``UPDATE`` or ``DELETE`` on it). A task's initial state ``S_0`` is a :class:`StateTemplate`,
-built once from rows; each episode gets its own :class:`PhoneState`: a connection holding ``S_0``
-(a copy made with SQLite's backup API) on which the episode runs as one transaction, rolled back
-when it ends (:meth:`PhoneState.close`), so episodes never share a live connection or see each
-other's writes, and a finished episode's connection serves the next one as it is.
+checked once from rows; each episode gets its own :class:`PhoneState`: a warm connection from a
+per-process pool, into which ``S_0`` is inserted inside one transaction that is rolled back when
+the episode ends (:meth:`PhoneState.close`), so episodes never share a live connection or see
+each other's writes, and a finished episode's connection serves the next one, of any task.
 
 :meth:`PhoneState.delta` is ``D_t − D_0`` as a row diff by primary key: the rows added,
 removed and changed in each table, in a canonical, JSON-safe form the state-change verifier
@@ -23,6 +23,7 @@ Example::
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -115,7 +116,7 @@ TABLES: dict[str, Table] = {t.name: t for t in (
           ("tool",)),
     Table("counters", (("name", "TEXT"), ("value", "INTEGER")), ("name",)),
 )}
-POOL_SIZE = 8  # finished episodes' connections a template keeps for reuse
+POOL_SIZE = 16  # warm connections kept for the next episodes (of any task), per process
 #: The table and column of the ids ``PhoneState.next_id`` issues, by prefix (so a new id never collides).
 ID_COLUMNS: dict[str, tuple[str, str]] = {
     "alarm": ("alarms", "alarm_id"), "event": ("events", "event_id"), "message": ("messages", "message_id"),
@@ -141,22 +142,17 @@ def _connect() -> sqlite3.Connection:
     return sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
 
 
-def _dirty_triggers(table: str) -> list[str]:
-    """Triggers that note which tables a statement changed, so :meth:`PhoneState.delta` diffs only those
-    (whatever tool code wrote them: a table a tool did not declare still shows up)."""
-    return [f"CREATE TRIGGER {table}_{event.lower()}_dirty AFTER {event} ON {table} BEGIN "
-            f"INSERT INTO dirty (name) SELECT '{table}' WHERE NOT EXISTS (SELECT 1 FROM dirty WHERE name = "
-            f"'{table}'); END" for event in ("INSERT", "UPDATE", "DELETE")]  # (an outer upsert overrides OR IGNORE)
-
-
 Snapshot = dict[str, dict[tuple, dict[str, Any]]]
+_WRITE_TARGET = re.compile(r"\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)"
+                           r"\s+(\w+)", re.IGNORECASE)
+_NOT_A_WRITE = re.compile(r"\s*(?:SELECT|SAVEPOINT|RELEASE|ROLLBACK|BEGIN|COMMIT)\b", re.IGNORECASE)
 _SCHEMA: sqlite3.Connection | None = None
 _SCHEMA_LOCK = threading.Lock()
 
 
 def _empty_schema() -> sqlite3.Connection:
-    """An empty database with every declared table, the audit log and the change-tracking triggers,
-    built once per process; templates start as a backup copy of it (DDL costs ~7 ms, a copy ~0.5 ms)."""
+    """An empty database with every declared table and the audit log, built once per process; pooled
+    connections start as a backup copy of it (the DDL costs ~7 ms, a copy ~0.5 ms)."""
     global _SCHEMA
     with _SCHEMA_LOCK:
         if _SCHEMA is None:
@@ -165,64 +161,94 @@ def _empty_schema() -> sqlite3.Connection:
                 conn.execute(declared.ddl())
             for statement in _AUDIT_DDL:
                 conn.execute(statement)
-            conn.execute("CREATE TABLE dirty (name TEXT PRIMARY KEY)")
-            for name in STATE_TABLES:
-                for statement in _dirty_triggers(name):
-                    conn.execute(statement)
             _SCHEMA = conn
         return _SCHEMA
 
 
+_POOL: list[sqlite3.Connection] = []
+_POOL_LOCK = threading.Lock()
+
+
+def _warm_connection() -> sqlite3.Connection:
+    """A connection holding the empty schema, its schema already read: a finished episode's, or a new copy of
+    :func:`_empty_schema` (reading the schema of ~35 tables and their triggers costs ~0.5 ms once per connection)."""
+    with _POOL_LOCK:
+        conn = _POOL.pop() if _POOL else None
+    if conn is None:
+        conn = _connect()
+        _empty_schema().backup(conn)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # read the schema now, not at the first call
+    return conn
+
+
+def _give_back(conn: sqlite3.Connection) -> None:
+    try:
+        conn.execute("ROLLBACK")  # back to the empty schema: S_0, the episode's writes and its audit log undone
+    except sqlite3.Error:  # no open transaction: the connection cannot be trusted to be empty
+        conn.close()
+        return
+    with _POOL_LOCK:
+        if len(_POOL) < POOL_SIZE:
+            _POOL.append(conn)
+            return
+    conn.close()
+
+
 class StateTemplate:
-    """A task's initial state ``S_0``, built once; :meth:`restore` gives each episode its own copy.
+    """A task's initial state ``S_0``, checked once; :meth:`restore` gives each episode its own copy.
 
     ``rows`` maps table names of :data:`TABLES` to lists of row dicts; a missing column is NULL,
     an unknown table or column raises :class:`~mobility_env.errors.ConfigError`.
+
+    Every episode, whatever its task, runs on a warm connection from one per-process pool holding
+    the empty schema: ``restore`` opens a transaction and inserts ``S_0`` (one ``executemany`` per
+    table), and :meth:`PhoneState.close` rolls the transaction back, which empties the connection
+    for the next episode. Nothing is copied and no schema is re-read per episode or per task.
     """
 
     def __init__(self, rows: Mapping[str, Iterable[Mapping[str, Any]]] | None = None):
-        self._conn = _connect()
-        _empty_schema().backup(self._conn)  # the declared schema, built once per process
+        inserts: list[tuple[str, list[list[Any]]]] = []
         for name, items in (rows or {}).items():
             table = TABLES.get(name)
             if table is None:
                 raise ConfigError(f"unknown state table {name!r}; tables: {', '.join(TABLES)}")
+            by_columns: dict[tuple[str, ...], list[list[Any]]] = {}
             for row in items:
                 unknown = set(row) - set(table.column_names)
                 if unknown:
                     raise ConfigError(f"table {name!r} has no column(s) {sorted(unknown)}")
-                cols = list(row)
-                self._conn.execute(f"INSERT INTO {name} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                                   [_cell(row[c]) for c in cols])
-        self._conn.execute("DELETE FROM dirty")  # S_0 itself is clean
-        self.snapshot: Snapshot = snapshot(self._conn)
-        self._pool: list[sqlite3.Connection] = []
-        self._pool_lock = threading.Lock()
+                cols = tuple(row)
+                by_columns.setdefault(cols, []).append([_cell(row[c]) for c in cols])
+            for cols, values in by_columns.items():
+                inserts.append((f"INSERT INTO {name} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                                values))
+        self._inserts = inserts
+        filled = tuple(dict.fromkeys(sql.split()[2] for sql, _ in inserts))
+        conn = _warm_connection()
+        try:
+            conn.execute("BEGIN")
+            self._load(conn)  # a duplicate key or a bad value is refused here, once, not at a reset
+            read = snapshot(conn, [t for t in STATE_TABLES if t in filled])
+        except sqlite3.Error as exc:
+            _give_back(conn)
+            raise ConfigError(f"S_0 is not a valid phone state: {exc}") from exc
+        _give_back(conn)
+        self.snapshot: Snapshot = {name: read.get(name, {}) for name in STATE_TABLES}
+
+    def _load(self, conn: sqlite3.Connection) -> None:
+        for sql, values in self._inserts:
+            conn.executemany(sql, values)
 
     def restore(self) -> "PhoneState":
-        """A fresh episode state. An episode runs inside one transaction on a connection holding ``S_0``;
-        :meth:`PhoneState.close` rolls it back and hands the connection back, so the next episode starts
-        from ``S_0`` again without copying the data or re-reading the schema. The first episodes (and
-        any beyond :data:`POOL_SIZE` open at once) get a new connection, a backup copy of the template."""
-        with self._pool_lock:
-            conn = self._pool.pop() if self._pool else None
-        if conn is None:
-            conn = _connect()
-            self._conn.backup(conn)
-        conn.execute("BEGIN")
-        return PhoneState(conn, self)
-
-    def _give_back(self, conn: sqlite3.Connection) -> None:
+        """A fresh episode state: ``S_0`` inserted, in a transaction, into a warm pooled connection."""
+        conn = _warm_connection()
         try:
-            conn.execute("ROLLBACK")  # back to S_0: the episode's writes and its audit log are undone
-        except sqlite3.Error:  # no open transaction: the connection cannot be trusted to hold S_0
-            conn.close()
-            return
-        with self._pool_lock:
-            if len(self._pool) < POOL_SIZE:
-                self._pool.append(conn)
-                return
-        conn.close()
+            conn.execute("BEGIN")
+            self._load(conn)
+        except BaseException:
+            _give_back(conn)
+            raise
+        return PhoneState(conn, self)
 
     def rows(self, table: str) -> list[dict[str, Any]]:
         return list(self.snapshot[table].values())
@@ -269,6 +295,8 @@ class PhoneState:
     def __init__(self, conn: sqlite3.Connection, template: StateTemplate):
         self.conn = conn
         self.template = template
+        self.dirty: set[str] = set()  # tables a write may have changed (see execute)
+        self.touched: set[str] = set()  # the same, since the last take_touched() (incremental scorers)
 
     def query(self, sql: str, parameters: Sequence[Any] = ()) -> list[dict[str, Any]]:
         cursor = self.conn.execute(sql, parameters)
@@ -280,7 +308,15 @@ class PhoneState:
         return rows[0] if rows else None
 
     def execute(self, sql: str, parameters: Sequence[Any] = ()) -> int:
-        """Run a write; returns the number of rows it changed."""
+        """Run a write; returns the number of rows it changed. The table it writes is noted for :meth:`delta`
+        (a write whose table cannot be read from the statement marks every table)."""
+        match = _WRITE_TARGET.match(sql)
+        if match is not None:
+            self.dirty.add(match.group(1).lower())
+            self.touched.add(match.group(1).lower())
+        elif not _NOT_A_WRITE.match(sql):
+            self.dirty.update(STATE_TABLES)
+            self.touched.update(STATE_TABLES)
         return self.conn.execute(sql, parameters).rowcount
 
     def setting(self, key: str, default: str | None = None) -> str | None:
@@ -309,16 +345,25 @@ class PhoneState:
         """``O_t``: every logged action, in order."""
         return self.query("SELECT seq, step, tool, arguments, status, error_type FROM audit_log ORDER BY seq")
 
-    def delta(self) -> dict[str, dict[str, list[dict[str, Any]]]]:
-        """``D_t − D_0`` (see :func:`diff`), reading only the tables some statement changed."""
-        changed = [row[0] for row in self.conn.execute("SELECT name FROM dirty ORDER BY name")]
-        tables = [name for name in STATE_TABLES if name in changed]
+    def delta(self, full: bool = False) -> dict[str, dict[str, list[dict[str, Any]]]]:
+        """``D_t − D_0`` (see :func:`diff`), reading only the tables some write touched (``full``: every table;
+        the tests check that both agree)."""
+        tables = [name for name in STATE_TABLES if full or name in self.dirty]
         before = {name: self.template.snapshot[name] for name in tables}
         return diff(before, snapshot(self.conn, tables))
 
+    def take_touched(self) -> list[str]:
+        """The state tables written since the last call (in declaration order), and forget them."""
+        touched, self.touched = self.touched, set()
+        return [name for name in STATE_TABLES if name in touched]
+
+    def table_delta(self, table: str) -> dict[str, list[dict[str, Any]]]:
+        """``D_t − D_0`` of one table (``{}`` when it is unchanged)."""
+        return diff({table: self.template.snapshot[table]}, snapshot(self.conn, [table])).get(table, {})
+
     def close(self) -> None:
-        """End the episode: its transaction is rolled back and the connection goes back to the template for the
+        """End the episode: its transaction is rolled back and the connection goes back to the pool for the
         next :meth:`~StateTemplate.restore`; this state can no longer be used (read the delta and audit first)."""
         conn, self.conn = self.conn, None  # type: ignore[assignment]
         if conn is not None:
-            self.template._give_back(conn)
+            _give_back(conn)
