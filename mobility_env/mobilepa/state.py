@@ -44,6 +44,14 @@ class Table:
     def column_names(self) -> tuple[str, ...]:
         return tuple(name for name, _ in self.columns)
 
+    @property
+    def key_index(self) -> tuple[int, ...]:
+        return tuple(self.column_names.index(k) for k in self.key)
+
+    @property
+    def select_all(self) -> str:
+        return f"SELECT {', '.join(self.column_names)} FROM {self.name}"
+
     def ddl(self) -> str:
         cols = ", ".join(f"{name} {kind}" for name, kind in self.columns)
         return f"CREATE TABLE {self.name} ({cols}, PRIMARY KEY ({', '.join(self.key)}))"
@@ -234,6 +242,15 @@ class StateTemplate:
             raise ConfigError(f"S_0 is not a valid phone state: {exc}") from exc
         _give_back(conn)
         self.snapshot: Snapshot = {name: read.get(name, {}) for name in STATE_TABLES}
+        self._raw: dict[str, dict[tuple, tuple]] = {}
+
+    def raw(self, table: str) -> dict[tuple, tuple]:
+        """``S_0``'s rows of one table as column tuples (:func:`raw_rows`' form), built on first use."""
+        rows = self._raw.get(table)
+        if rows is None:
+            cols = TABLES[table].column_names
+            rows = self._raw[table] = {key: tuple(row[c] for c in cols) for key, row in self.snapshot[table].items()}
+        return rows
 
     def _load(self, conn: sqlite3.Connection) -> None:
         for sql, values in self._inserts:
@@ -260,15 +277,19 @@ def _cell(value: Any) -> Any:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
+def raw_rows(conn: sqlite3.Connection, name: str) -> dict[tuple, tuple]:
+    """Every row of one table as a tuple of its columns (declaration order), keyed by primary key."""
+    table = TABLES[name]
+    index = table.key_index
+    return {tuple(row[i] for i in index): row for row in conn.execute(table.select_all)}
+
+
 def snapshot(conn: sqlite3.Connection, tables: Sequence[str] = STATE_TABLES) -> Snapshot:
     """Every row of ``tables``, keyed by primary key (a tuple), as column dicts."""
     out: Snapshot = {}
     for name in tables:
-        table = TABLES[name]
-        cursor = conn.execute(f"SELECT {', '.join(table.column_names)} FROM {name}")
-        cols = table.column_names
-        index = [cols.index(k) for k in table.key]
-        out[name] = {tuple(row[i] for i in index): dict(zip(cols, row)) for row in cursor}
+        cols = TABLES[name].column_names
+        out[name] = {key: dict(zip(cols, row)) for key, row in raw_rows(conn, name).items()}
     return out
 
 
@@ -358,8 +379,16 @@ class PhoneState:
         return [name for name in STATE_TABLES if name in touched]
 
     def table_delta(self, table: str) -> dict[str, list[dict[str, Any]]]:
-        """``D_t − D_0`` of one table (``{}`` when it is unchanged)."""
-        return diff({table: self.template.snapshot[table]}, snapshot(self.conn, [table])).get(table, {})
+        """``D_t − D_0`` of one table (``{}`` when it is unchanged); rows are compared as tuples and turned into
+        dicts only when they changed (an incremental scorer calls this after every write)."""
+        before = self.template.raw(table)
+        now = raw_rows(self.conn, table)
+        if now == before:
+            return {}
+        cols = TABLES[table].column_names
+        changed_now = {k: dict(zip(cols, v)) for k, v in now.items() if before.get(k) != v}
+        changed_before = {k: dict(zip(cols, v)) for k, v in before.items() if now.get(k) != v}
+        return diff({table: changed_before}, {table: changed_now}).get(table, {})
 
     def close(self) -> None:
         """End the episode: its transaction is rolled back and the connection goes back to the pool for the
