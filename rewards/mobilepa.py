@@ -200,11 +200,12 @@ class PhoneScorer:
             scoring.refused.add(key)
         before = scoring.potential
         touched = state.take_touched()  # tables written since the last call (a refused call's were rolled back)
-        for table in touched:  # only those are read again: the delta is kept per table
+        by_delta = scoring.gold_rows is not None and scoring.task.bucket != "tool_call"
+        for table in touched if by_delta else ():  # only those are read again: the delta is kept per table
             scoring.rows_by_table[table] = _rows(normalize_delta({table: state.table_delta(table)}))
         moves = changes_state(call.name) or call.name == "ask_user" or scoring.task.bucket == "tool_call"
         if call.succeeded and moves:
-            if scoring.gold_rows is not None and scoring.task.bucket != "tool_call":
+            if by_delta and scoring.gold_rows is not None:
                 scoring.potential = _delta_progress(scoring.gold_rows,
                                                     set().union(*scoring.rows_by_table.values()))
             else:
