@@ -10,7 +10,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import mobility_env  # noqa: F401  (registers the envs)
-from mobility_env.mobilepa.env import MobilePAEnv
+from mobility_env.mobilepa.env import BUNDLED_TASKS, MobilePAEnv
 from mobility_env.mobilepa.episode import play
 from mobility_env.mobilepa.tasks import PhoneTask, write_tasks
 
@@ -199,3 +199,29 @@ def PhoneOracleAgentActions(env, task_id):
     from mobility_agents.mobilepa import PhoneOracleAgent
 
     return PhoneOracleAgent().actions(env, task_id)
+
+
+def test_answers_stuffed_with_other_records_fail_and_the_honest_answer_passes():
+    """"What did X last text me?" / "What is Y's number?" / "What is on day D?": naming every message, number or
+    event of the phone next to the right one must not pass."""
+    import random
+
+    from mobility_env.mobilepa.tasks import load_tasks
+    from mobility_rewards.mobilepa import answer_distractors, verify_phone_task
+
+    rng = random.Random(0)
+    checked = 0
+    for task in load_tasks(BUNDLED_TASKS):
+        if task.bucket != "behaviour" or not task.gold_behaviour.answer_mentions:
+            continue
+        honest = play(task)
+        assert verify_phone_task(task, honest).passed
+        others = answer_distractors(task)
+        assert others, task.task_id  # every such task has records a stuffed answer could add
+        for _ in range(5):
+            picked = rng.sample(others, rng.randint(1, len(others)))
+            stuffed = play(task, answer=f"{task.oracle_answer} Also: {', '.join(picked)}")
+            verdict = verify_phone_task(task, stuffed)
+            assert not verdict.passed and "no_other_records" in verdict.failed_checks, (task.task_id, picked)
+        checked += 1
+    assert checked >= 10
