@@ -45,7 +45,8 @@ def play_tasks(agent: Any, env: MobilePAEnv, task_ids: Iterable[str] | None = No
             if terminated or truncated:
                 break
         else:  # the agent ran out of actions: end it like a truncation
-            _, reward, _, _, info = env.step({"name": "finish", "arguments": {"answer": ""}})
+            info = env.abandon("out_of_actions")
+            total += float(sum(info["reward_components"].values()))
         task = env.tasks[task_id]
         records.append({"task_id": task_id, "agent": agent.name, "bucket": task.bucket, "category": task.category,
                         "obstacles": sorted({o["kind"] for o in task.obstacles}), "language": task.language,

@@ -211,8 +211,11 @@ class PhoneScoring:
 class PhoneScorer:
     """Shaped terms per call (``progress`` = ``w·(Φ_after − Φ_before)``, potential-based with γ = 1, so it
     telescopes to ``w·Φ(final)``; ``invalid_call``; ``repeated_failure``) and terminal ``success`` and
-    ``delivered`` from :func:`verify_phone_task`. The oracle's return is ``w_progress·1 + w_success +
-    w_delivered`` less its own unavoidable refusals (none are repeats, none invalid)."""
+    ``delivered`` from :func:`verify_phone_task`. The oracle collects ``w_success + w_delivered +
+    w_progress·Φ(final)`` (Φ is 1 when the task's gold is calls or a delta it reaches, 0 for a question
+    answered without changing anything), less ``repeated_failure`` where it retries a transient failure
+    unchanged, as the feedback tells it to (55 calls on the bundled set: a known defect of this term,
+    which should exempt such retries)."""
 
     def __init__(self, weights: PhoneRewardWeights | None = None):
         self.weights = weights or PhoneRewardWeights()

@@ -225,3 +225,17 @@ def test_answers_stuffed_with_other_records_fail_and_the_honest_answer_passes():
             assert not verdict.passed and "no_other_records" in verdict.failed_checks, (task.task_id, picked)
         checked += 1
     assert checked >= 10
+
+
+def test_an_agent_that_runs_out_of_actions_is_scored_like_a_truncation(env):
+    from mobility_agents.mobilepa import play_tasks
+
+    class Quiet:
+        name = "quiet"
+
+        def actions(self, env, task_id):
+            return [{"name": "set_airplane_mode", "arguments": {"on": False}}]
+
+    record = play_tasks(Quiet(), env, ["wifi"])[0]
+    assert record["metrics"]["DR"] == 0.0 and record["metrics"]["success"] == 0.0
+    assert record["verdict"]["reason"].startswith("truncated")

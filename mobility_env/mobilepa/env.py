@@ -186,6 +186,16 @@ class MobilePAEnv(gym.Env[str, Any]):
         obs = json.dumps({"finished": True, "metrics": info["metrics"]}, ensure_ascii=False)
         return obs, float(sum(components.values())), not truncated, truncated, info
 
+    def abandon(self, reason: str = "agent_stopped") -> dict[str, Any]:
+        """End the running episode without an answer (an agent that ran out of actions or failed), scored
+        like a truncation; returns the final info (the same one again if the episode had already ended)."""
+        if self.session is None:
+            raise gym.error.ResetNeeded("call reset() before abandon()")
+        if self._final is None:
+            self._end(None, truncated=True, components={})
+        assert self._final is not None
+        return {**self._final, "abandoned": reason}
+
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self.session is None:
             return None

@@ -267,9 +267,6 @@ class StateTemplate:
             raise
         return PhoneState(conn, self)
 
-    def rows(self, table: str) -> list[dict[str, Any]]:
-        return list(self.snapshot[table].values())
-
 
 def _cell(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, float)):

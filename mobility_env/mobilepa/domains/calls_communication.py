@@ -27,6 +27,15 @@ def _contact(state: PhoneState, contact_id: str) -> dict[str, Any] | None:
     return state.one("SELECT contact_id, name, phone FROM contacts WHERE contact_id = ?", (contact_id,))
 
 
+def _unreachable(state: PhoneState, contact_id: str, what: str) -> Feedback | None:
+    """Why a contact cannot be messaged or called now (unknown contact, airplane mode), or None."""
+    if _contact(state, contact_id) is None:
+        return failure(ErrorKind.NOT_FOUND, f"no contact {contact_id!r}; search_contacts finds them")
+    if state.setting("airplane_mode") == "on":
+        return failure(ErrorKind.STATE_CONFLICT, f"airplane mode is on: {what}", setting="airplane_mode", value="on")
+    return None
+
+
 @tool("search_contacts", "calls_communication", "Find contacts whose name or relation contains the query.",
       text("query", "a name or a relation such as 妈妈"))
 def search_contacts(state: PhoneState, args: dict[str, Any]) -> Feedback:
@@ -38,11 +47,9 @@ def search_contacts(state: PhoneState, args: dict[str, Any]) -> Feedback:
 @tool("send_message", "calls_communication", "Send a text message to a contact.", text("contact_id", "the contact"),
       text("text", "the message"), permission=("messages", "sms"), writes=("messages", "counters"))
 def send_message(state: PhoneState, args: dict[str, Any]) -> Feedback:
-    if _contact(state, args["contact_id"]) is None:
-        return failure(ErrorKind.NOT_FOUND, f"no contact {args['contact_id']!r}; search_contacts finds them")
-    if state.setting("airplane_mode") == "on":
-        return failure(ErrorKind.STATE_CONFLICT, "airplane mode is on: messages cannot be sent",
-                       setting="airplane_mode", value="on")
+    refused = _unreachable(state, args["contact_id"], "messages cannot be sent")
+    if refused is not None:
+        return refused
     message_id = state.next_id("message")
     state.execute("INSERT INTO messages (message_id, contact_id, direction, text, sent_at) VALUES (?, ?, 'out', ?, ?)",
                   (message_id, args["contact_id"], args["text"], state.setting("clock", "")))
@@ -52,11 +59,9 @@ def send_message(state: PhoneState, args: dict[str, Any]) -> Feedback:
 @tool("call_contact", "calls_communication", "Phone a contact.", text("contact_id", "the contact"),
       permission=("phone", "call"), writes=("calls", "counters"))
 def call_contact(state: PhoneState, args: dict[str, Any]) -> Feedback:
-    if _contact(state, args["contact_id"]) is None:
-        return failure(ErrorKind.NOT_FOUND, f"no contact {args['contact_id']!r}; search_contacts finds them")
-    if state.setting("airplane_mode") == "on":
-        return failure(ErrorKind.STATE_CONFLICT, "airplane mode is on: calls cannot be made",
-                       setting="airplane_mode", value="on")
+    refused = _unreachable(state, args["contact_id"], "calls cannot be made")
+    if refused is not None:
+        return refused
     call_id = state.next_id("call")
     state.execute("INSERT INTO calls (call_id, contact_id, direction, at) VALUES (?, ?, 'out', ?)",
                   (call_id, args["contact_id"], state.setting("clock", "")))
