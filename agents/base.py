@@ -128,12 +128,15 @@ class EpisodeSession:
         return self.info["tools"]
 
     def step(self, action: Any) -> str:
-        """Send one raw action (JSON text, dict or OpenAI tool call); return the observation."""
+        """Send one raw action (JSON text, dict or OpenAI tool call); return the observation. A step whose info
+        has ``tools`` (the env's action space changed) updates :attr:`tools` for the requests that follow."""
         if self.done:
             raise AgentFailure(ErrorKind.EPISODE_OVER, "the episode has already ended")
         obs, reward, terminated, truncated, info = self.env.step(action)
         self.steps.append(StepRecord(action=action if isinstance(action, (str, dict)) else str(action), observation=obs,
                                      reward=float(reward), error=info.get("error"), match=info.get("match")))
+        if "tools" in info:  # the action space changed (MobilePA: a skill was loaded): the next request shows it
+            self.info = {**self.info, "tools": info["tools"]}
         if terminated or truncated:
             self.done, self.terminated, self.truncated, self.final_info = True, terminated, truncated, info
         return obs
@@ -144,10 +147,28 @@ class EpisodeSession:
     def finish(self, answer: str, *, intent: str | None = None, slots: dict[str, Any] | None = None,
                plan: list[str] | None = None, route_index: int | None = None) -> str:
         args: dict[str, Any] = {"answer": answer}
+        accepted = self.finish_fields()
         for key, value in (("intent", intent), ("slots", slots), ("plan", plan), ("route_index", route_index)):
-            if value is not None:
+            if value is not None and (accepted is None or key in accepted):
                 args[key] = value
         return self.call("finish", args)
+
+    def finish_fields(self) -> frozenset[str] | None:
+        """The arguments this env's ``finish`` takes (from its schema in ``tools``); None if it does not say.
+
+        ``MobilityBench-v0``'s finish takes the answer and the declared intent, slots, plan and route;
+        ``MobilePA-v0``'s only the answer, so the fields an agent declares for the former are left out."""
+        for spec in self.info.get("tools") or []:
+            function = spec.get("function") if isinstance(spec, dict) else None
+            if isinstance(function, dict) and function.get("name") == "finish":
+                properties = (function.get("parameters") or {}).get("properties")
+                return frozenset(properties) if isinstance(properties, dict) else None
+        return None
+
+    @property
+    def suite(self) -> str:
+        """``info["suite"]`` of the env (``"mobilepa"`` for ``MobilePA-v0``); ``"mobility"`` when absent."""
+        return str(self.info.get("suite") or "mobility")
 
     def add_usage(self, role: str, input_tokens: int, output_tokens: int) -> None:
         entry = self.usage.setdefault(role, {"input_tokens": 0, "output_tokens": 0, "calls": 0})
@@ -192,8 +213,10 @@ class Agent:
 
         ``result`` is the results.jsonl line (episode_id, sample_index, task_scenario,
         intent_family, metrics, verdict, input_tokens, output_tokens, total_reward, steps,
-        failure, model_calls...); ``verdict`` is the env's terminal ``info["verdict"]`` (every
-        check behind DR and FPR, ``mobility_rewards.verdict.Verdict.to_dict()``);
+        failure, model_calls..., and the task's ``labels`` when the env gives them: MobilePA's
+        category, bucket, obstacles and language, the category doubling as ``task_scenario``);
+        ``verdict`` is the env's terminal ``info["verdict"]`` (every check behind DR and FPR,
+        ``mobility_rewards.verdict.Verdict.to_dict()``);
         ``model_calls`` is :class:`ModelCallStats` (all zero for agents without a model);
         ``trajectory`` the full transcript for trajectories.jsonl.
 
@@ -222,10 +245,12 @@ class Agent:
             session.final_info = env.abandon(reason=(failure or {}).get("type", "agent_stopped"))
             session.done, session.truncated = True, True
         final = session.final_info or {}
+        labels: dict[str, Any] = final["labels"] if isinstance(final.get("labels"), dict) else {}
         rewards = [s.reward for s in session.steps]
         result = {
             "episode_id": episode_id, "sample_index": sample_index, "agent": self.name, "model": self.model,
-            "task_scenario": final.get("task_scenario"), "intent_family": final.get("intent_family"),
+            "task_scenario": final.get("task_scenario", labels.get("category")),
+            "intent_family": final.get("intent_family"), **labels,
             "metrics": final.get("metrics") or {}, "verdict": final.get("verdict"),
             "input_tokens": session.input_tokens,
             "output_tokens": session.output_tokens, "usage_by_role": session.usage,

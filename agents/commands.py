@@ -9,6 +9,8 @@ from typing import Any, Callable
 
 from mobility_env.errors import ConfigError
 
+from .targets import DEFAULT_ENV_OPTIONS, ENV_IDS, MOBILEPA, MOBILITYBENCH
+
 AGENTS = ("rule", "oracle", "react", "plan-execute")
 
 
@@ -25,7 +27,18 @@ def _llm_config(args: argparse.Namespace) -> Any:
 
 
 def agent_factory(args: argparse.Namespace, llm_config: Any = None) -> Callable[[], Any]:
-    """A zero-argument constructor for the chosen agent (each worker builds its own)."""
+    """A zero-argument constructor for the chosen agent (each worker builds its own).
+
+    ``rule`` and ``oracle`` are per env (``MobilePA-v0``: :class:`~mobility_agents.phone_rule.PhoneRuleAgent`
+    and :class:`~mobility_agents.mobilepa.PhoneOracleAgent`); the LLM agents are the same for both envs."""
+    if getattr(args, "env", MOBILITYBENCH) == MOBILEPA and args.agent in ("rule", "oracle"):
+        if args.agent == "oracle":
+            from .mobilepa import PhoneOracleAgent
+
+            return PhoneOracleAgent
+        from .phone_rule import PhoneRuleAgent
+
+        return PhoneRuleAgent
     if args.agent == "rule":
         from .rule import RuleAgent
 
@@ -52,30 +65,54 @@ def run_identity_of(args: argparse.Namespace, llm_config: Any) -> dict[str, Any]
     return {"agent": args.agent, "model": llm.get("model"), "llm": llm}
 
 
+def env_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The env's options from the command line: its defaults (:data:`DEFAULT_ENV_OPTIONS`) and what was given."""
+    options: dict[str, Any] = dict(DEFAULT_ENV_OPTIONS[args.env])
+    if args.max_steps is not None:
+        options["max_steps"] = args.max_steps
+    if args.obs_format is not None:
+        if args.env != MOBILITYBENCH:
+            raise ConfigError(f"--obs-format is an option of {MOBILITYBENCH}; {args.env} observations are its "
+                              "feedback JSON")
+        options["obs_format"] = args.obs_format
+    if getattr(args, "maps_data", None) is not None:
+        if args.env != MOBILEPA:
+            raise ConfigError(f"--maps-data is an option of {MOBILEPA}; {args.env} replays --data itself")
+        options["maps_data"] = str(Path(args.maps_data).resolve())
+    return options
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
+    from mobility_rewards.phone_scorecard import format_phone_scorecard
     from mobility_rewards.scorecard import format_scorecard
 
     from .runner import RunConfig, default_out_dir, run_local
 
-    for option in ("samples_per_episode", "workers", "concurrency", "max_steps", "limit"):
+    for option in ("samples_per_episode", "repeats", "workers", "concurrency", "max_steps", "limit"):
         value = getattr(args, option)
         if value is not None and value < 1:
             raise ConfigError(f"--{option.replace('_', '-')} must be at least 1, got {value}")
+    if args.repeats is not None:
+        if args.samples_per_episode not in (1, args.repeats):
+            raise ConfigError("--repeats K plays every episode K times as samples 0..K-1; it cannot be combined "
+                              f"with --samples-per-episode {args.samples_per_episode}")
+        args.samples_per_episode = args.repeats
     if args.resume and args.out is None:
         raise ConfigError("--resume needs the --out directory of the run to continue")
     if (args.retry_failed or args.force_resume) and not args.resume:
         raise ConfigError("--retry-failed and --force-resume only make sense with --resume")
     if args.address and args.backend != "ray":
         raise ConfigError("--address joins a Ray cluster: use it with --backend ray")
+    env_kwargs = env_options(args)
     llm_config = None if args.agent in ("rule", "oracle") else _llm_config(args)
     factory = agent_factory(args, llm_config)
     out = args.out or default_out_dir(args.agent, args.data)
-    env_kwargs: dict[str, Any] = {"max_steps": args.max_steps, "obs_format": args.obs_format}
-    config = RunConfig(out_dir=Path(out), data=args.data, episode_ids=args.episode, scenarios=args.scenario,
+    config = RunConfig(out_dir=Path(out), data=args.data, env_id=args.env, episode_ids=args.episode,
+                       scenarios=args.scenario,
                        limit=args.limit, samples_per_episode=args.samples_per_episode, seed=args.seed,
                        resume=args.resume, retry_failed=args.retry_failed, force_resume=args.force_resume,
                        workers=args.workers, progress=not args.no_progress, env_kwargs=env_kwargs,
-                       meta={"agent": args.agent, "model": args.model, "backend": args.backend},
+                       meta={"env_id": args.env, "agent": args.agent, "model": args.model, "backend": args.backend},
                        identity=run_identity_of(args, llm_config), log=lambda line: print(line, flush=True))
     if args.backend == "ray":
         from .ray_runner import run_ray
@@ -83,7 +120,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
         records = run_ray(factory, config, address=args.address, concurrency=args.concurrency)
     else:
         records = run_local(factory, config)
-    print(format_scorecard(records))
+    print(format_phone_scorecard(records) if args.env == MOBILEPA else format_scorecard(records))
+    if args.repeats is not None and args.repeats > 1:
+        from mobility_env.runfiles import json_text, write_text_atomic
+        from mobility_rewards.repeats import format_repeat_spread, repeat_spread
+
+        spread = repeat_spread(records, phone=args.env == MOBILEPA)
+        print()
+        print(format_repeat_spread(spread, ("success", "DR", "progress") if args.env == MOBILEPA else ("DR", "FPR")))
+        write_text_atomic(Path(out) / "repeats.json", json_text(spread, indent=2) + "\n")
+        print(f"mean and standard deviation of every score over the repeats in {out}/repeats.json")
     failures = sum(1 for r in records if r.get("failure"))
     print(f"\n{len(records)} episode result(s) in {out}/results.jsonl"
           + (f"; {failures} recorded failure(s)" if failures else ""))
@@ -130,8 +176,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                "stopped because the model endpoint is down or refuses the run (results so far are kept: fix it "
                "and --resume); "
                "130/143 interrupted by Ctrl-C/SIGTERM (results so far are kept).")
-    run.add_argument("--agent", choices=AGENTS, default="rule", help="agent to run (default: rule)")
-    run.add_argument("--data", help="built directory or official CSV/XLSX/JSONL (default: bundled synthetic set)")
+    run.add_argument("--env", choices=ENV_IDS, default=MOBILITYBENCH,
+                     help=f"the environment (default {MOBILITYBENCH}); {MOBILEPA} plays MobilePA phone tasks with "
+                          "the same runner, agents, Ray backend, report and export")
+    run.add_argument("--agent", choices=AGENTS, default="rule",
+                     help="agent to run (default: rule; rule and oracle are per env, the LLM agents serve both)")
+    run.add_argument("--data", help="built directory or official CSV/XLSX/JSONL; for MobilePA-v0 a task directory or "
+                                    "tasks.jsonl (default: the env's bundled set)")
     run.add_argument("--out", type=Path, help="run directory (default: runs/AGENT-DATA-TIMESTAMP)")
     run.add_argument("--resume", action="store_true",
                      help="continue the run in --out, skipping finished episodes (lines cut by a crash are repaired); "
@@ -146,13 +197,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                           "server was down); the new line is appended and readers keep the last one")
     run.add_argument("--limit", type=int, help="run at most this many episodes")
     run.add_argument("--scenario", action="append",
-                     help="only this task scenario (repeatable), e.g. 'Weather Query'; an unknown name lists the "
-                          "valid ones")
-    run.add_argument("--episode", action="append", help="only this episode id (repeatable)")
+                     help="only this task scenario (repeatable), e.g. 'Weather Query' (MobilePA-v0: a behaviour "
+                          "category, e.g. error_recovery); an unknown name lists the valid ones")
+    run.add_argument("--episode", action="append", help="only this episode (MobilePA-v0: task) id (repeatable)")
     run.add_argument("--samples-per-episode", type=int, default=1, help="samples per episode, for pass^k and RL groups")
+    run.add_argument("--repeats", type=int,
+                     help="evaluate K times (repeat k = sample k) and report every score's mean and standard "
+                          "deviation over the repeats (written to OUT/repeats.json)")
     run.add_argument("--seed", type=int, default=0, help="run seed (per-episode seeds derive from it)")
-    run.add_argument("--max-steps", type=int, default=10, help="actions per episode (default 10, the paper's)")
-    run.add_argument("--obs-format", choices=("compact", "raw"), default="compact", help="observation format")
+    run.add_argument("--max-steps", type=int,
+                     help="actions per episode (default: MobilityBench-v0 10, the paper's; MobilePA-v0 12)")
+    run.add_argument("--obs-format", choices=("compact", "raw"),
+                     help="observation format of MobilityBench-v0 (default compact)")
+    run.add_argument("--maps-data", type=Path,
+                     help="MobilePA-v0: the recorded MobilityBench set its maps & travel tools replay (a built "
+                          "directory; default the bundled set, which the bundled tasks were made from)")
     run.add_argument("--backend", choices=("local", "ray"), default="local", help="where episodes run")
     run.add_argument("--workers", type=int, default=1, help="parallel workers (threads locally, actors on Ray)")
     run.add_argument("--address", help="Ray cluster address to join (default: start a local cluster for this run, "

@@ -7,7 +7,8 @@ column              meaning
 ==================  =====================================================================
 episode_id          the episode (the GRPO *group*: all samples of one episode)
 sample_index        0..K-1
-task_scenario       scenario name; ``intent_family`` its family
+task_scenario       scenario name; ``intent_family`` its family (MobilePA: the task's
+                    behaviour category; no family)
 prompt              JSON list of the chat messages the policy saw first (system + user)
 turns               list of {role, content, tool_name, reward}: each assistant action and
                     each tool observation, in order; ``reward`` is the env reward of the
@@ -17,12 +18,15 @@ total_reward        sum of step_rewards
 advantage           GRPO group-normalized: (R - mean_group(R)) / (std_group(R) + 1e-6);
                     0.0 for a group of one
 metrics             JSON object: ID IE DEC_P DEC_R TS_P TS_R SC PF DR FPR
-fpr, dr             the two outcome metrics as floats (for filtering)
+fpr, dr             the two outcome metrics as floats (for filtering); for a MobilePA
+                    run ``fpr`` holds ``success`` (the task's verification passed)
 input_tokens, output_tokens  recorded token usage
 failure             JSON of the recorded failure, or null
 verdict             JSON of the verdict behind DR/FPR (``Verdict.to_dict()``: every check
                     with expected, stated, passed, reason), or null for a record without one
 failed_checks       names of the verdict's failed checks (empty when it passed), or null
+dimension, bucket   MobilePA: the task's capability dimension (basic, subagent, memory, skill) and
+                    verification bucket; null for MobilityBench episodes
 ==================  =====================================================================
 
 The file's schema metadata ``mobility_env.run`` holds the run's ``run.json`` (agent, model,
@@ -60,6 +64,7 @@ TRAJECTORY_SCHEMA = pa.schema([
     ("metrics", pa.string()), ("fpr", pa.float64()), ("dr", pa.float64()),
     ("input_tokens", pa.int64()), ("output_tokens", pa.int64()), ("failure", pa.string()),
     ("verdict", pa.string()), ("failed_checks", pa.list_(pa.string())),
+    ("dimension", pa.string()), ("bucket", pa.string()),
 ])
 
 
@@ -120,13 +125,16 @@ def export_run(run_dir: str | Path, out_path: str | Path) -> Path:
             "intent_family": result.get("intent_family"), "prompt": json.dumps(prompt, ensure_ascii=False),
             "turns": turns, "step_rewards": [t["reward"] for t in turns if t["role"] == "assistant"],
             "total_reward": float(result.get("total_reward", 0.0)), "advantage": advantages[key],
-            "metrics": json.dumps(metrics, ensure_ascii=False), "fpr": float(metrics.get("FPR", 0.0)),
+            "metrics": json.dumps(metrics, ensure_ascii=False),
+            "fpr": float(metrics.get("FPR", metrics.get("success", 0.0))),
             "dr": float(metrics.get("DR", 0.0)), "input_tokens": int(result.get("input_tokens", 0)),
             "output_tokens": int(result.get("output_tokens", 0)),
             "failure": json.dumps(result["failure"], ensure_ascii=False) if result.get("failure") else None,
             "verdict": json.dumps(verdict, ensure_ascii=False) if verdict is not None else None,
             "failed_checks": None if verdict is None else
             [str(c.get("name")) for c in verdict.get("checks") or [] if not c.get("passed")],
+            "dimension": result.get("dimension") or ("basic" if result.get("bucket") else None),  # older runs
+            "bucket": result.get("bucket"),
         })
     out_path.parent.mkdir(parents=True, exist_ok=True)
     table = pa.Table.from_pylist(clean_strings(rows), schema=TRAJECTORY_SCHEMA)

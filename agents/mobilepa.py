@@ -4,19 +4,44 @@
   (privileged: an upper bound and a self-check of the sandbox, tasks and verifier together; it must
   pass every task);
 * :class:`FinishAtOnceAgent` answers without acting (a floor: it must pass nothing);
-* :func:`play_tasks` plays tasks with an agent and returns one record per task;
-* :func:`phone_scorecard` aggregates records by bucket, category, obstacle and language.
+* the rule baseline, which plays from observations only, is :class:`mobility_agents.phone_rule.PhoneRuleAgent`;
+* both are :class:`~mobility_agents.base.Agent` s (``mobility-env run --env MobilePA-v0 --agent oracle``)
+  and also give their whole action list up front (``actions(env, task_id)``) for :func:`play_tasks`;
+* :func:`play_tasks` plays tasks with such an agent directly on an env and returns one record per task;
+* :func:`phone_scorecard` (from :mod:`mobility_rewards.phone_scorecard`) aggregates records by bucket,
+  category, obstacle and language.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any, Iterable
 
 from mobility_env.mobilepa.env import MobilePAEnv
+from mobility_env.mobilepa.labels import task_labels
+from mobility_rewards.phone_scorecard import format_phone_scorecard, phone_scorecard
+
+from .base import Agent, AgentFailure, EpisodeSession
+
+__all__ = ["FinishAtOnceAgent", "PhoneOracleAgent", "format_phone_scorecard", "phone_scorecard", "play_tasks"]
 
 
-class PhoneOracleAgent:
+class _ScriptedPhoneAgent(Agent):
+    """Plays the list :meth:`actions` returns, through the session (so the runner records every step)."""
+
+    def actions(self, env: MobilePAEnv, task_id: str) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def play(self, session: EpisodeSession) -> None:
+        env = session.env.unwrapped
+        if not isinstance(env, MobilePAEnv):
+            raise AgentFailure("wrong_env", f"{self.name} plays MobilePA-v0 tasks, not {type(env).__name__}")
+        for action in self.actions(env, session.info["task_id"]):
+            session.step(action)
+            if session.done:
+                return
+
+
+class PhoneOracleAgent(_ScriptedPhoneAgent):
     name = "oracle"
 
     def actions(self, env: MobilePAEnv, task_id: str) -> list[dict[str, Any]]:
@@ -25,7 +50,7 @@ class PhoneOracleAgent:
             [{"name": "finish", "arguments": {"answer": task.oracle_answer}}]
 
 
-class FinishAtOnceAgent:
+class FinishAtOnceAgent(_ScriptedPhoneAgent):
     name = "finish_at_once"
 
     def actions(self, env: MobilePAEnv, task_id: str) -> list[dict[str, Any]]:
@@ -33,7 +58,7 @@ class FinishAtOnceAgent:
 
 
 def play_tasks(agent: Any, env: MobilePAEnv, task_ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
-    """One record per task: ``task_id``, labels, ``metrics``, ``verdict``, ``return``, ``steps``."""
+    """One record per task: ``task_id``, labels, ``metrics``, ``verdict``, ``return``, ``steps``, ``trajectory``."""
     records = []
     for task_id in (task_ids if task_ids is not None else env.task_ids):
         env.reset(options={"task_id": task_id})
@@ -47,30 +72,7 @@ def play_tasks(agent: Any, env: MobilePAEnv, task_ids: Iterable[str] | None = No
         else:  # the agent ran out of actions: end it like a truncation
             info = env.abandon("out_of_actions")
             total += float(sum(info["reward_components"].values()))
-        task = env.tasks[task_id]
-        records.append({"task_id": task_id, "agent": agent.name, "bucket": task.bucket, "category": task.category,
-                        "obstacles": sorted({o["kind"] for o in task.obstacles}), "language": task.language,
+        records.append({"task_id": task_id, "agent": agent.name, **task_labels(env.tasks[task_id]),
                         "metrics": info.get("metrics", {}), "verdict": info.get("verdict"), "return": round(total, 6),
-                        "steps": steps})
+                        "steps": steps, "trajectory": info.get("trajectory")})
     return records
-
-
-def phone_scorecard(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Success rate (and mean DR, progress, return) overall and per bucket, category, obstacle and language."""
-    def summary(group: list[dict[str, Any]]) -> dict[str, Any]:
-        n = len(group)
-        mean = (lambda key: round(sum(float(r["metrics"].get(key, 0.0)) for r in group) / n, 4)) if n else None
-        return {"tasks": n, "success": mean("success") if mean else 0.0, "DR": mean("DR") if mean else 0.0,
-                "progress": mean("progress") if mean else 0.0,
-                "return": round(sum(r["return"] for r in group) / n, 4) if n else 0.0}
-
-    by: dict[str, dict[str, list[dict[str, Any]]]] = {key: defaultdict(list) for key in
-                                                      ("bucket", "category", "obstacle", "language")}
-    for record in records:
-        by["bucket"][record["bucket"]].append(record)
-        by["category"][record["category"]].append(record)
-        by["language"][record["language"]].append(record)
-        for obstacle in record["obstacles"] or ["none"]:
-            by["obstacle"][obstacle].append(record)
-    return {"overall": summary(records),
-            **{key: {name: summary(group) for name, group in sorted(groups.items())} for key, groups in by.items()}}

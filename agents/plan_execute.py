@@ -146,6 +146,11 @@ def worker_note(index: int, label: str, text: str) -> str:
     return f"{index}. {label}: {body or '-'}"
 
 
+def _any_name(name: Any) -> str | None:
+    """Tool names as written (the evidence shows every call, map tool or phone tool)."""
+    return name.strip() or None if isinstance(name, str) else None
+
+
 def as_route_index(value: Any) -> int | None:
     """An int route index from what a model wrote (``0``, ``"1"``, ``2.0``), else None."""
     if isinstance(value, bool) or value is None:
@@ -221,7 +226,7 @@ class PlanExecuteAgent(Agent):
         map tools and the task), so a server with prefix caching reads it once per episode;
         each role's instructions follow in its first user message."""
         map_tools = [t for t in session.tools if t["function"]["name"] != "finish"]
-        return render_prompt("team", self.config.language, tools=describe_tools(map_tools),
+        return render_prompt("team", self.config.language, suite=session.suite, tools=describe_tools(map_tools),
                              task=task_message(session, self.config.language))
 
     # ------------------------------------------------------------------ planner
@@ -230,7 +235,7 @@ class PlanExecuteAgent(Agent):
         messages: list[dict[str, Any]] = []
         self._say(session, "planner", messages, {"role": "system", "content": self.team_prompt(session)})
         self._say(session, "planner", messages, {"role": "user", "content": render_prompt(
-            "planner", language, max_steps=self._max_actions(session) - 1)})
+            "planner", language, suite=session.suite, max_steps=self._max_actions(session) - 1)})
         reply = self._ask(session, "planner", messages)
         return parse_plan(reply.content, session.query)
 
@@ -238,7 +243,6 @@ class PlanExecuteAgent(Agent):
     def execute(self, session: EpisodeSession, plan: Plan) -> list[str]:
         """Run the plan's steps with the worker; return its per-step summaries."""
         language = self.config.language
-        tools = [t for t in session.tools if t["function"]["name"] != "finish"]
         action_budget = self._max_actions(session) - 1  # the last action is finish's
         steps = plan.steps[: self.config.max_steps]
         plan_text = "\n".join(f"{i}. {s.step}: {s.goal}" for i, s in enumerate(plan.steps, 1))
@@ -250,10 +254,12 @@ class PlanExecuteAgent(Agent):
             announce = render_prompt("worker_step", language, index=index, total=len(steps), step=step.step,
                                      goal=step.goal)
             if index == 1:
-                announce = f"{render_prompt('worker', language)}\n\n{plan_text}\n\n{announce}"
+                announce = f"{render_prompt('worker', language, suite=session.suite)}\n\n{plan_text}\n\n{announce}"
             self._say(session, "worker", messages, {"role": "user", "content": announce})
             step_calls: list[str] = []
             for _ in range(self.worker_turns_per_step):
+                # read each turn: a MobilePA skill load adds tools from the next step on
+                tools = [t for t in session.tools if t["function"]["name"] != "finish"]
                 reply = self._ask(session, "worker", messages, tools)
                 if not reply.calls:
                     notes.append(worker_note(index, step.step, reply.content))
@@ -286,7 +292,7 @@ class PlanExecuteAgent(Agent):
         messages: list[dict[str, Any]] = []
         self._say(session, "reporter", messages, {"role": "system", "content": self.team_prompt(session)})
         self._say(session, "reporter", messages,
-                  {"role": "user", "content": render_prompt("reporter", language) + "\n\n" +
+                  {"role": "user", "content": render_prompt("reporter", language, suite=session.suite) + "\n\n" +
                    render_prompt("reporter_input", language, plan=", ".join(s.step for s in plan.steps),
                                  evidence=evidence or "-", notes="\n".join(notes) or "-")})
         reply = self._ask(session, "reporter", messages)
@@ -297,10 +303,11 @@ class PlanExecuteAgent(Agent):
     def evidence(session: EpisodeSession) -> tuple[str, bool]:
         """Every call of the episode with its observation; the last route result is marked."""
         lines = []
-        route_steps = [i for i, s in enumerate(session.steps)
-                       if (name := parse_action(s.action).name) and TOOLS[name].kind == "route" and s.error is None]
+        route_steps = [i for i, s in enumerate(session.steps)  # MobilePA tools are not map tools: no route
+                       if (name := parse_action(s.action).name) in TOOLS and TOOLS[name].kind == "route"
+                       and s.error is None]
         for i, record in enumerate(session.steps):
-            parsed = parse_action(record.action)
+            parsed = parse_action(record.action, resolve=_any_name)
             if parsed.name:
                 call = f"{parsed.name}({json.dumps(parsed.arguments, ensure_ascii=False, default=str)})"
             else:

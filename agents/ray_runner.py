@@ -34,6 +34,8 @@ from typing import Any, Callable, Iterator
 
 from mobility_env.errors import ConfigError
 
+from .targets import MOBILITYBENCH, make_env, open_store
+
 from .runner import (RESULTS_FILE, STOP_GRACE_S, RunConfig, RunStopped, RunWriter, WorkItem, _progress, _scenario,
                      abandon_run_dir, describe_data, fatal_error_name, fatal_failure, open_run_data, open_run_dir,
                      pending_work, read_results, run_preflight, select_episodes, start_run, stopped_message,
@@ -46,22 +48,19 @@ WAIT_S = 0.5  # ray.wait slice: the driver stays responsive to signals
 class RolloutWorker:
     """The body of a Ray actor: one env and one agent per thread."""
 
-    def __init__(self, agent_factory: Callable[[], Any], data: str | None, env_kwargs: dict[str, Any]):
-        from mobility_env.store import resolve_data
-
+    def __init__(self, agent_factory: Callable[[], Any], data: str | None, env_kwargs: dict[str, Any],
+                 env_id: str = MOBILITYBENCH):
         self.agent_factory = agent_factory
         self.env_kwargs = {k: v for k, v in env_kwargs.items() if k != "lookup_config"}
-        self.store = resolve_data(data, env_kwargs.get("lookup_config"))
+        self.store = open_store(env_id, data, env_kwargs.get("lookup_config"))
         self.local = threading.local()
 
     def pid(self) -> int:
         return os.getpid()
 
     def play(self, episode_id: str, sample_index: int, seed: int) -> dict[str, Any]:
-        from mobility_env.env import MobilityEnv
-
         if not hasattr(self.local, "env"):
-            self.local.env = MobilityEnv(store=self.store, **self.env_kwargs)
+            self.local.env = make_env(self.store, self.env_kwargs)
             self.local.agent = self.agent_factory()
         return self.local.agent.run_episode(self.local.env, episode_id, seed=seed, sample_index=sample_index)
 
@@ -232,7 +231,7 @@ def run_ray(agent_factory: Callable[[], Any], config: RunConfig, *, address: str
         raise ConfigError("--workers must be at least 1")
     if concurrency < 1:
         raise ConfigError("--concurrency must be at least 1")
-    data = open_run_data(config.data, config.env_kwargs.get("lookup_config"))
+    data = open_run_data(config.data, config.env_kwargs.get("lookup_config"), config.env_id)
     ids = select_episodes(data.store.ids, data.store.task_scenario, config)
     if config.log:
         for line in describe_data(data.info):
@@ -267,7 +266,7 @@ def _drive(ray: Any, agent_factory: Callable[[], Any], config: RunConfig, data: 
 
     def new_actor():
         # the absolute path: a worker's working directory need not be the driver's
-        actors.append(actor_class.remote(agent_factory, data.path, config.env_kwargs))
+        actors.append(actor_class.remote(agent_factory, data.path, config.env_kwargs, config.env_id))
         return actors[-1]
 
     for _ in range(min(config.workers, len(queue))):

@@ -41,8 +41,8 @@ ROLE = "react"
 
 
 def task_message(session: EpisodeSession, language: str) -> str:
-    """The user turn: the traveller's query and the episode context."""
-    return render_prompt("task", language, query=session.query,
+    """The user turn: the request and the episode context (MobilePA: the earlier dialogue)."""
+    return render_prompt("task", language, suite=session.suite, query=session.query,
                          context=json.dumps(session.context, ensure_ascii=False))
 
 
@@ -79,7 +79,8 @@ class ReActAgent(Agent):
         language = self.config.language
         max_actions = int(session.info.get("max_steps") or self.config.max_steps)
         messages = session.messages
-        messages.append({"role": "system", "content": render_prompt("react_system", language, max_steps=max_actions)})
+        system = render_prompt("react_system", language, suite=session.suite, max_steps=max_actions)
+        messages.append({"role": "system", "content": system})
         messages.append({"role": "user", "content": task_message(session, language)})
         for _ in range(self.config.max_steps):
             reply = self.client.complete(messages, role=ROLE, tools=session.tools, session=session)

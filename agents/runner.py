@@ -1,5 +1,6 @@
 """Run an agent over many episodes and write ``results.jsonl`` / ``trajectories.jsonl``.
 
+Both registered envs run the same way (``RunConfig.env_id``; :mod:`mobility_agents.targets`).
 Guarantees (both backends; the Ray one is :mod:`mobility_agents.ray_runner`):
 
 * **incremental**: one JSON line per finished (episode, sample), flushed as it finishes, the
@@ -54,8 +55,10 @@ from mobility_env.runfiles import (APPEND_ONLY_FILES, RESULTS_FILE, RUN_FILE, TR
                                    read_results, read_run_info, record_key, repair_tail, write_text_atomic)
 from mobility_rewards.shaping import FORMAT_VERSION_KEYS, format_versions
 
+from .targets import MOBILEPA, MOBILITYBENCH, check_env_id, data_path, make_env, open_store
+
 __all__ = ["RESULTS_FILE", "TRAJECTORIES_FILE", "ResumeMismatch", "RunConfig", "RunStopped", "Terminated",
-           "episode_seed", "open_run_data", "read_results", "run_local"]
+           "episode_seed", "make_env", "open_run_data", "read_results", "run_local"]
 
 AgentFactory = Callable[[], Any]
 WorkItem = tuple[str, int, int]  # (episode_id, sample_index, seed)
@@ -102,6 +105,9 @@ def episode_seed(run_seed: int, episode_id: str, sample_index: int) -> int:
 class RunConfig:
     """What to run; see ``mobility-env run --help`` for the meaning of each field.
 
+    ``env_id`` is the registered env the run plays (``MobilityBench-v0`` or ``MobilePA-v0``; what
+    differs between them is in :mod:`mobility_agents.targets`), ``env_kwargs`` its options.
+
     ``identity`` holds what else makes two sessions the same run (the CLI puts the agent and
     its LLM settings there); the runner adds the data fingerprint, seed and env options.
     ``log`` receives the runner's notes (data and load report); None keeps it quiet.
@@ -109,6 +115,7 @@ class RunConfig:
 
     out_dir: Path
     data: str | None = None
+    env_id: str = MOBILITYBENCH
     episode_ids: list[str] | None = None
     scenarios: list[str] | None = None
     limit: int | None = None
@@ -126,6 +133,7 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         self.out_dir = Path(self.out_dir)
+        check_env_id(self.env_id)
 
 
 # --------------------------------------------------------------------------- data
@@ -141,18 +149,21 @@ class RunData:
         return self.info["data_path"]
 
 
-def open_run_data(data: str | os.PathLike | None, lookup_config: Any = None) -> RunData:
-    """Open ``data`` (None = the bundled set) and describe it: path, kind, fingerprint, load report."""
+def open_run_data(data: str | os.PathLike | None, lookup_config: Any = None,
+                  env_id: str = MOBILITYBENCH) -> RunData:
+    """Open ``data`` (None = the env's bundled set) and describe it: path, kind, fingerprint, load report."""
     from mobility_env.layout import EPISODES_FILE, read_manifest
     from mobility_env.loaders import load_episodes
     from mobility_env.sandbox import Sandbox
-    from mobility_env.store import EpisodeStore, default_data_path, resolve_data
+    from mobility_env.store import EpisodeStore, resolve_data
 
-    path = default_data_path() if data is None else Path(data)
-    if not path.exists():
-        raise DataFileError(path, "no such file or directory; --data takes a built directory "
-                                  "(`mobility-env build`) or an official CSV/XLSX/JSONL file")
-    path = path.resolve()
+    path, kind = data_path(check_env_id(env_id), data)
+    if env_id == MOBILEPA:
+        store = open_store(env_id, path)
+        info = {"env_id": env_id, "data": None if data is None else str(data), "data_path": str(path),
+                "data_kind": kind, "data_fingerprint": data_fingerprint(path), "episodes_in_data": len(store.ids),
+                "load_report": None}
+        return RunData(store=store, info=info)
     if path.is_dir():
         if not (path / EPISODES_FILE).exists():
             raise DataFileError(path, f"a directory without {EPISODES_FILE}: not a built directory; "
@@ -160,14 +171,12 @@ def open_run_data(data: str | os.PathLike | None, lookup_config: Any = None) -> 
         store = resolve_data(path, lookup_config)
         manifest = read_manifest(path) or {}
         report = manifest.get("load_report") if isinstance(manifest.get("load_report"), dict) else None
-        kind = "bundled" if data is None else "built"
     else:
         episodes = load_episodes(path)
         if not episodes:
             raise DataFileError(path, f"no usable episodes ({episodes.report.summary()})")
         store = EpisodeStore(Sandbox.from_episodes(episodes, lookup_config), episodes=list(episodes))
         report = episodes.report.to_dict()
-        kind = "file"
     if report is not None and len(report.get("rejected") or []) > MAX_STORED_REJECTIONS:
         report = {**report, "rejected_count": len(report["rejected"]),
                   "rejected": report["rejected"][:MAX_STORED_REJECTIONS]}
@@ -178,7 +187,8 @@ def open_run_data(data: str | os.PathLike | None, lookup_config: Any = None) -> 
 
 def describe_data(info: dict[str, Any]) -> list[str]:
     """Lines telling the user what was loaded: path, counts, repairs, the first rejections."""
-    lines = [f"data: {info['data_path']} ({info['data_kind']}, {info['episodes_in_data']} episodes)"]
+    unit = "tasks" if info.get("env_id") == MOBILEPA else "episodes"
+    lines = [f"data: {info['data_path']} ({info['data_kind']}, {info['episodes_in_data']} {unit})"]
     report = info.get("load_report") or {}
     if "loaded" not in report:
         if report:
@@ -438,6 +448,10 @@ def run_identity(config: RunConfig, data: RunData) -> dict[str, Any]:
     identity = {"agent": config.meta.get("agent"), "model": config.meta.get("model"), **config.identity,
                 "data": data.info["data_fingerprint"], "seed": config.seed,
                 "env": {k: v for k, v in config.env_kwargs.items()}, **format_versions()}
+    if config.env_id != MOBILITYBENCH:  # runs from before --env existed are MobilityBench runs
+        from mobility_rewards.mobilepa import phone_format_versions
+
+        identity.update({"env_id": config.env_id, **phone_format_versions()})
     return json.loads(json_text(identity))  # the form it has in run.json
 
 
@@ -563,24 +577,12 @@ def _progress(total: int, enabled: bool, desc: str):
     return tqdm(total=total, desc=desc, unit="ep", file=sys.stderr, dynamic_ncols=True)
 
 
-def make_env(store: Any, env_kwargs: dict[str, Any]) -> Any:
-    """One env on ``store``; a bad env option is a ConfigError, not a traceback per worker."""
-    from mobility_env.env import MobilityEnv
-
-    try:
-        return MobilityEnv(store=store, **env_kwargs)
-    except (TypeError, ValueError) as exc:
-        if isinstance(exc, MobilityEnvError):
-            raise
-        raise ConfigError(f"invalid environment option: {exc}") from exc
-
-
 # --------------------------------------------------------------------------- local backend
 def run_local(agent_factory: AgentFactory, config: RunConfig) -> list[dict[str, Any]]:
     """Run in this process (``workers`` threads, one env and one agent each); see module docstring."""
     if config.workers < 1:
         raise ConfigError("--workers must be at least 1")
-    data = open_run_data(config.data, config.env_kwargs.get("lookup_config"))
+    data = open_run_data(config.data, config.env_kwargs.get("lookup_config"), config.env_id)
     store = data.store
     env_kwargs = {k: v for k, v in config.env_kwargs.items() if k != "lookup_config"}
     ids = select_episodes(store.ids, store.task_scenario, config)

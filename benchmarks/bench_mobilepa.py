@@ -5,10 +5,12 @@ messages, calls) is built once; each round restores it ``--samples`` times and r
 a write step (``set_wifi``, an UPDATE), an insert step (``create_alarm``: INSERT + id counter), a
 read step (``list_alarms``), a refused step (permission denied) and ``delta()`` after two writes.
 Then the same through ``MobilePA-v0`` on the bundled tasks (``reset`` at first visit and revisit, and each
-task's first state-changing oracle call as an action text). Issue 14's targets: a step with a database write
+task's first state-changing oracle call as an action text), overall and per verification bucket (``env.current``);
+``--baseline REV`` times the revisit and the step again with the scorer of git revision ``REV``
+(``env.baseline``), interleaved with the current one. Issue 14's targets: a step with a database write
 ≤ 100 µs p50, ``reset`` ≤ 200 µs p50.
 
-    python benchmarks/bench_mobilepa.py [--rows 40] [--samples 2000] [--rounds 3] [--out F]
+    python benchmarks/bench_mobilepa.py [--rows 40] [--samples 2000] [--rounds 3] [--baseline REV] [--out F]
 """
 
 from __future__ import annotations
@@ -17,8 +19,11 @@ import argparse
 import gc
 import json
 import statistics
+import subprocess
 import sys
 import time
+import types
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -47,44 +52,88 @@ def template_rows(rows: int) -> dict[str, list[dict[str, Any]]]:
     }
 
 
-def bench_env(rounds: int) -> dict[str, Any]:
+def scorer_at(revision: str) -> Any:
+    """A ``PhoneScorer`` of ``rewards/mobilepa.py`` as it was at git ``revision``, run on the current sandbox (its
+    ``PhoneState`` and ``normalize_delta``): the old and the new scoring timed in the same run."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        source = subprocess.run(["git", "-C", str(root), "show", f"{revision}:rewards/mobilepa.py"], check=True,
+                                capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise SystemExit(f"--baseline {revision}: cannot read rewards/mobilepa.py at that revision ({exc})") from exc
+    name = f"mobility_rewards._mobilepa_at_{revision}"
+    module = types.ModuleType(name)
+    module.__package__ = "mobility_rewards"  # its relative imports (.verdict) resolve as in the package
+    sys.modules[name] = module  # dataclasses look their module up
+    exec(compile(source, f"{revision}:rewards/mobilepa.py", "exec"), module.__dict__)
+    return module.PhoneScorer()
+
+
+def _medians(per_round: list[dict[str, float]]) -> dict[str, float]:
+    return {k: round(statistics.median(r[k] for r in per_round), 2) for k in ("p50_us", "p99_us")}
+
+
+def bench_env(rounds: int, baseline: str | None = None) -> dict[str, Any]:
     """Through ``MobilePA-v0`` on the bundled tasks: ``reset`` (first visit: the task's template is built;
-    revisit: restored from the pool) and the step of each task's first state-changing oracle call."""
+    revisit: restored from the pool) and the step of each task's first state-changing oracle call, overall and
+    per verification bucket; with ``baseline`` (a git revision), the revisit and the step again with that
+    revision's scorer, in the same rounds (the order of the two alternates from round to round)."""
     from mobility_env.mobilepa.catalogue import PHONE_TOOLS
     from mobility_env.mobilepa.env import MobilePAEnv
     from mobility_env.mobilepa.episode import _TEMPLATES
+    from mobility_rewards.mobilepa import PhoneScorer
 
     env = MobilePAEnv()
     plans = []
     for task_id, task in env.tasks.items():
         write = next((c for c in task.oracle_calls if c.name in PHONE_TOOLS and PHONE_TOOLS[c.name].writes), None)
         if write is not None:
-            plans.append((task_id, json.dumps({"name": write.name, "arguments": write.arguments}, ensure_ascii=False)))
+            action = json.dumps({"name": write.name, "arguments": write.arguments}, ensure_ascii=False)
+            plans.append((task_id, task.bucket, action))
+    buckets = sorted({bucket for _, bucket, _ in plans})
     clock = time.perf_counter_ns
-    first: list[int] = []
-    again: list[int] = []
-    steps: list[int] = []
-    per_round: dict[str, list[dict[str, float]]] = {"reset_first_visit": [], "reset_revisit": [], "write_step": []}
-    for _ in range(rounds):
+    variants = ["current"] + (["baseline"] * (baseline is not None))
+    old = scorer_at(baseline) if baseline is not None else None
+    per_round: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for number in range(rounds):
         _TEMPLATES.clear()  # every task's first reset builds its template again
+        env.scorer = PhoneScorer()  # and its scorer meets the task for the first time
         gc.collect()
-        first, again, steps = [], [], []
-        for task_id, action in plans:
+        first = []
+        for task_id, _, _ in plans:
             t0 = clock()
             env.reset(options={"task_id": task_id})
             first.append(clock() - t0)
-        for task_id, action in plans:
-            t0 = clock()
-            env.reset(options={"task_id": task_id})
-            t1 = clock()
-            env.step(action)
-            again.append(t1 - t0)
-            steps.append(clock() - t1)
-        per_round["reset_first_visit"].append(percentiles(first))
-        per_round["reset_revisit"].append(percentiles(again))
-        per_round["write_step"].append(percentiles(steps))
-    out: dict[str, Any] = {name: {k: round(statistics.median(r[k] for r in per), 2) for k in ("p50_us", "p99_us")}
-                           for name, per in per_round.items()}
+        per_round["current/reset_first_visit"].append(percentiles(first))
+        for variant in (variants if number % 2 == 0 else variants[::-1]):
+            env.scorer = old if variant == "baseline" else PhoneScorer()
+            again: dict[str, list[int]] = defaultdict(list)
+            steps: dict[str, list[int]] = defaultdict(list)
+            for task_id, _, _ in plans:  # warm: the scorer has met every task once
+                env.reset(options={"task_id": task_id})
+            for task_id, task_bucket, action in plans:
+                t0 = clock()
+                env.reset(options={"task_id": task_id})
+                t1 = clock()
+                env.step(action)
+                again[task_bucket].append(t1 - t0)
+                steps[task_bucket].append(clock() - t1)
+            for only in [None, *buckets]:
+                where = variant if only is None else f"{variant}/{only}"
+                per_round[f"{where}/reset_revisit"].append(
+                    percentiles([t for b in buckets if only in (None, b) for t in again[b]]))
+                per_round[f"{where}/write_step"].append(
+                    percentiles([t for b in buckets if only in (None, b) for t in steps[b]]))
+    medians = {key: _medians(value) for key, value in per_round.items()}
+    out: dict[str, Any] = {}
+    for variant in variants:
+        entry = out[variant] = {name.split("/")[-1]: value for name, value in medians.items()
+                                if name.count("/") == 1 and name.startswith(variant + "/")}
+        entry["by_bucket"] = {bucket: {"steps": sum(1 for _, b, _ in plans if b == bucket),
+                                       **{name.split("/")[-1]: value for name, value in medians.items()
+                                          if name.startswith(f"{variant}/{bucket}/")}} for bucket in buckets}
+    if baseline is not None:
+        out["baseline"]["revision"] = baseline
     out["tasks"] = len(plans)
     return out
 
@@ -94,6 +143,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--rows", type=int, default=40, help="rows per table in S0")
     parser.add_argument("--samples", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--baseline", metavar="REV",
+                        help="also time reset and the write step with the scorer (rewards/mobilepa.py) of this git "
+                             "revision, in the same rounds (e.g. 80f0eb6, the scoring before issue 14's speed-up)")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     from mobility_env.mobilepa import StateTemplate, execute
@@ -127,10 +179,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     result = {"machine": machine(), "rows_per_table": args.rows, "template_build_ms": round(build_ms, 2),
               "median_of_rounds": {name: {k: round(statistics.median(r[k] for r in per), 2)
                                           for k in ("p50_us", "p99_us")} for name, per in rounds.items()},
-              "env": bench_env(args.rounds)}
-    summary, env = result["median_of_rounds"], result["env"]
+              "env": bench_env(args.rounds, args.baseline)}
+    summary, env = result["median_of_rounds"], result["env"]["current"]
     result["targets"] = {"write_step_p50_us": {"sandbox": summary["write (set_wifi)"]["p50_us"],
-                                               "env": env["write_step"]["p50_us"], "target": 100},
+                                               "env": env["write_step"]["p50_us"],
+                                               **{f"env_{bucket}": row["write_step"]["p50_us"]
+                                                  for bucket, row in env["by_bucket"].items()}, "target": 100},
                          "reset_p50_us": {"sandbox_restore": summary["restore"]["p50_us"],
                                           "env_first_visit": env["reset_first_visit"]["p50_us"],
                                           "env_revisit": env["reset_revisit"]["p50_us"], "target": 200}}

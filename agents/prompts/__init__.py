@@ -5,6 +5,11 @@ must stay in sync with the scorer from their single source: ``$scenarios`` (the 
 scenarios of :data:`mobility_env.episode.SCENARIOS`) and ``$plan_steps`` (the atomic step
 labels of :data:`mobility_rewards.plan.ATOMIC_STEPS`); callers supply the rest (``$query``, ``$tools``…).
 A placeholder left unfilled raises ``KeyError``, so a prompt never reaches a model half-made.
+
+Prompts are per env *suite* (``info["suite"]`` at reset): ``MobilePA-v0`` (suite ``"mobilepa"``) has
+its own ``phone_*`` texts for the roles whose instructions are about the domain (:data:`SUITE_PROMPTS`);
+the protocol texts (``tool_protocol``, ``nudge``, ``cutoff``, ``worker_step``, ``reporter_input``)
+are shared. ``render_prompt(name, language, suite=...)`` picks the suite's text when it has one.
 """
 
 from __future__ import annotations
@@ -15,7 +20,11 @@ from string import Template
 from typing import Any
 
 PROMPT_NAMES = ("react_system", "team", "planner", "worker", "worker_step", "reporter", "reporter_input", "task",
-                "tool_protocol", "nudge", "cutoff")
+                "tool_protocol", "nudge", "cutoff", "phone_react_system", "phone_team", "phone_planner", "phone_worker",
+                "phone_reporter", "phone_task")
+#: Per suite, the prompts it replaces (by name) with its own.
+SUITE_PROMPTS = {"mobilepa": {name: f"phone_{name}" for name in
+                              ("react_system", "team", "planner", "worker", "reporter", "task")}}
 _OBSERVATION_LABEL = {"en": "Observation:", "zh": "工具结果："}
 
 
@@ -29,11 +38,12 @@ def prompt_text(name: str, language: str) -> str:
     return files(__name__).joinpath(f"{name}.{language}.md").read_text(encoding="utf-8")
 
 
-def render_prompt(name: str, language: str, **values: Any) -> str:
-    """Prompt ``name`` in ``language`` with its placeholders filled (see module docstring)."""
+def render_prompt(name: str, language: str, *, suite: str | None = None, **values: Any) -> str:
+    """Prompt ``name`` (the ``suite``'s own text if it has one) in ``language``, placeholders filled."""
     from mobility_env.episode import SCENARIOS
     from mobility_rewards.plan import ATOMIC_STEPS
 
+    name = SUITE_PROMPTS.get(suite or "", {}).get(name, name)
     defaults = {"scenarios": "\n".join(f"  - {s}" for s in SCENARIOS), "plan_steps": ", ".join(ATOMIC_STEPS)}
     return Template(prompt_text(name, language)).substitute({**defaults, **values}).strip()
 

@@ -1,4 +1,4 @@
-"""MobilePA: a stateful mobile-assistant sandbox and ``MobilePA-v0`` (issue 14, in progress).
+"""MobilePA: a stateful mobile-assistant sandbox and ``MobilePA-v0``.
 
 * :mod:`.state`: ``S_t = ⟨D_t, O_t⟩`` in an in-memory SQLite database per episode, restored from
   a task's template, with an append-only audit log and ``D_t − D_0`` as a row diff;

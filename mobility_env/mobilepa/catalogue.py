@@ -34,6 +34,9 @@ from .state import PhoneState
 
 DOMAINS: tuple[str, ...] = ("audio_entertainment", "apps_storage", "display_sound", "system_settings",
                             "time_management", "ai_assistant", "calls_communication", "maps_travel")
+#: The paper's other action categories, beside the domains' direct tools: skill loaders and sub-agent entry tools
+#: (the GUI operator's entry tool stays in ``ai_assistant``, as the paper puts GUI routing there; memory tools too).
+CAPABILITY_DOMAINS: tuple[str, ...] = ("skills", "sub_agents")
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,20 @@ def failure(error_type: ErrorKind, message: str, **payload: Any) -> Feedback:
     return Feedback("error", error_type, {"message": message, **payload})
 
 
+def cancel_record(state: PhoneState, table: str, key: str, value: str, *, what: str, pending: str,
+                  listing: str) -> Feedback:
+    """Set a ``pending`` record's ``status`` to ``cancelled`` (a queued hand-off, a requested ride):
+    ``not_found`` when there is none (``listing`` names the tool that shows them), ``state_conflict`` when it
+    is no longer ``pending``."""
+    row = state.one(f"SELECT status FROM {table} WHERE {key} = ?", (value,))
+    if row is None:
+        return failure(ErrorKind.NOT_FOUND, f"no {what} {value!r}; {listing} shows them")
+    if row["status"] != pending:
+        return failure(ErrorKind.STATE_CONFLICT, f"{what} {value} is {row['status']}, not {pending}")
+    state.execute(f"UPDATE {table} SET status = 'cancelled' WHERE {key} = ?", (value,))
+    return success(**{key: value, "status": "cancelled"})
+
+
 @dataclass(frozen=True)
 class PhoneTool:
     """One tool: schema, the permission it needs (``(app, permission)``), the tables it may write, and code."""
@@ -74,7 +91,7 @@ class PhoneTool:
     writes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.domain not in DOMAINS:
+        if self.domain not in DOMAINS and self.domain not in CAPABILITY_DOMAINS:
             raise ValueError(f"tool {self.name!r}: unknown domain {self.domain!r}")
         missing = [p.name for p in self.params if p.check is None]
         if missing:

@@ -12,13 +12,18 @@ from ..actions import MAX_ACTION_CHARS, ActionLimits, ToolCallSpace, copy_argume
 from ..env import MAX_OBSERVATION_CHARS, UnicodeText
 from ..errors import ConfigError
 from ..trajectory import ErrorKind
-from .catalogue import PHONE_TOOLS, failure, openai_tools
+from .catalogue import PHONE_TOOLS, failure
+from .domains.skills import load_skill_schema
 from .episode import PhoneCall, PhoneSession
+from .skills import LOAD_SKILL, offered_skill_ids
+from .labels import task_labels
 from .tasks import ALWAYS_OFFERED, PhoneTask, load_tasks
 
 from mobility_rewards.mobilepa import PhoneRewardWeights, PhoneScorer
 
 DEFAULT_MAX_STEPS = 12
+#: ``info["suite"]`` at reset: agents pick their prompts by it (``MobilityBench-v0`` has no such key).
+SUITE = "mobilepa"
 # a wheel installs the bundled tasks as package data (mobility_env/_bundled/mobilepa); a checkout reads
 # datasets/mobilepa
 _INSTALLED_TASKS = Path(__file__).resolve().parents[1] / "_bundled" / "mobilepa"
@@ -34,6 +39,19 @@ _FINISH = {"type": "function", "function": {
                    "required": ["answer"], "additionalProperties": False}}}
 
 
+def phone_context(task: PhoneTask) -> dict[str, Any]:
+    """What the assistant knows without a tool call, as a phone assistant does: the phone's clock (``now``,
+    ``"YYYY-MM-DD HH:MM"``, from ``S_0``'s ``clock`` setting; absent when the task plants none) and the earlier
+    dialogue (``history``). A request that says "tomorrow" can be dated from it."""
+    context: dict[str, Any] = {}
+    clock = next((row.get("value") for row in task.initial_state.get("settings", []) if row.get("key") == "clock"),
+                 None)
+    if isinstance(clock, str) and clock:
+        context["now"] = clock
+    context["history"] = list(task.history)
+    return context
+
+
 def _resolve(name: Any) -> str | None:
     if not isinstance(name, str):
         return None
@@ -44,11 +62,22 @@ def _resolve(name: Any) -> str | None:
 class MobilePAEnv(gym.Env[str, Any]):
     """A mobile-assistant task on a stateful phone sandbox (MobilePA-Bench's protocol).
 
-    **Episode.** ``reset`` picks a task: the user's request, earlier dialogue and the phone's
-    initial state ``S_0`` (restored into this episode's own SQLite state). The agent calls the
+    **Episode.** ``reset`` picks a task (``options={"task_id": ...}``, or ``"episode_id"`` as the
+    runner names it, or ``"task_index"``; else one drawn with the reset's seed): the user's request,
+    earlier dialogue and the phone's initial state ``S_0`` (restored into this episode's own SQLite
+    state). The reset info has ``task_id``, ``query``, ``history``, ``context`` (``{"now", "history"}``: the
+    phone's clock and the earlier dialogue, what the LLM agents show as the context, :func:`phone_context`),
+    ``language``, ``tools``, ``max_steps`` and ``suite`` (``"mobilepa"``: agents pick their prompts by it).
+    The agent calls the
     task's tools (``info["tools"]``: the action space ``A_0`` plus ``ask_user`` and ``finish``);
     each call is executed against the live state and answered with the feedback
     ``{"status", "error_type", "payload"}``. ``finish(answer)`` ends the episode.
+
+    **Skills** (dynamic action space): a task that offers skills has ``load_skill`` in ``A_0``, its
+    schema enumerating the task's skills. A successful load adds the skill's tools to the offered ones
+    from the next step on, and that step's info carries ``tools``, the full new list (``ask_user`` and
+    ``finish`` last); a step that changed nothing has no ``tools`` key. Calling a skill's tool before
+    loading it is ``unknown_tool``.
 
     **Actions**: a JSON tool call ``{"name", "arguments"}`` as text or a dict, or an OpenAI
     tool call, checked against the same caps as ``MobilityBench-v0`` (``max_action_chars``, ...).
@@ -65,16 +94,21 @@ class MobilePAEnv(gym.Env[str, Any]):
     ``invalid_call`` and ``repeated_failure``; at the end ``success`` (the task's verification
     bucket passed: tool calls, state delta or behaviour) and ``delivered``. The terminal info has
     ``metrics`` (``DR``, ``success``, ``progress``, ``calls``, ...), ``verdict`` (the bucket's named
-    checks), ``trajectory`` and the task's labels (``category``, ``bucket``, ``obstacles``).
+    checks), ``trajectory`` and the task's labels (``category``, ``bucket``, ``obstacles``; and
+    ``labels``: :func:`~mobility_env.mobilepa.labels.task_labels` — those with ``language``, the obstacles as
+    kinds, the capability ``dimension`` and tool ``domain``, which the runner copies into each result).
 
     **Episode end.** ``terminated`` after ``finish``; ``truncated`` after ``max_steps`` actions
     (default 12), scored with no answer.
 
     Arguments: ``data`` (a task directory or ``tasks.jsonl``; default the bundled
     ``datasets/mobilepa``), ``tasks`` (PhoneTask objects instead), ``task_ids``, ``max_steps``,
-    ``reward_weights`` (a :class:`~mobility_rewards.mobilepa.PhoneRewardWeights`), ``max_action_chars``.
+    ``reward_weights`` (a :class:`~mobility_rewards.mobilepa.PhoneRewardWeights`), ``max_action_chars``,
+    ``maps_data`` (the recorded MobilityBench set the maps & travel tools replay: a built directory or an
+    official file; default None, the bundled ``datasets/default`` the bundled tasks were generated against).
 
-    **Version history.** v0: the initial version (issue 14).
+    **Version history.** v0: the initial version (issue 14); skill loading grows the action space within an
+    episode, shown in the step's ``info["tools"]`` (issue 15).
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
@@ -82,7 +116,11 @@ class MobilePAEnv(gym.Env[str, Any]):
     def __init__(self, data: str | Path | None = None, *, tasks: list[PhoneTask] | None = None,
                  task_ids: list[str] | None = None, max_steps: int = DEFAULT_MAX_STEPS,
                  reward_weights: PhoneRewardWeights | None = None, max_action_chars: int = MAX_ACTION_CHARS,
-                 render_mode: str | None = None):
+                 render_mode: str | None = None, maps_data: str | Path | None = None):
+        if maps_data is not None and not Path(maps_data).exists():
+            raise ConfigError(f"maps_data {str(maps_data)!r} does not exist; give a built MobilityBench directory "
+                              f"or an official file, or None for the bundled set")
+        self.maps_data = maps_data  # opened on the first maps call (domains.maps_travel.replay_for)
         if tasks is None:
             tasks = load_tasks(data if data is not None else BUNDLED_TASKS)
         self.tasks = {task.task_id: task for task in tasks}
@@ -110,7 +148,8 @@ class MobilePAEnv(gym.Env[str, Any]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         options = options or {}
-        task_id = options.get("task_id")
+        # ``episode_id`` is accepted too: the runner and the agents name what they play that way
+        task_id = options.get("task_id", options.get("episode_id"))
         if task_id is None:
             index = options.get("task_index")
             position = int(index) % len(self.task_ids) if index is not None else \
@@ -121,12 +160,13 @@ class MobilePAEnv(gym.Env[str, Any]):
         if self.session is not None:
             self.session.close()
         task = self.tasks[task_id]
-        self.session = PhoneSession(task)
+        self.session = PhoneSession(task, maps_data=self.maps_data)
         self._scoring = self.scorer.start(task)
         self._steps, self._done, self._final = 0, False, None
-        tools = openai_tools([n for n in task.action_space if n in PHONE_TOOLS]) + [_ASK_USER, _FINISH]
+        tools = self._tool_list(self.session)
         obs = json.dumps({"query": task.query, "history": task.history}, ensure_ascii=False)
-        return obs, {"task_id": task_id, "query": task.query, "history": list(task.history), "tools": tools,
+        return obs, {"task_id": task_id, "suite": SUITE, "query": task.query, "history": list(task.history),
+                     "context": phone_context(task), "language": task.language, "tools": tools,
                      "max_steps": self.max_steps, "step": 0}
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -160,6 +200,8 @@ class MobilePAEnv(gym.Env[str, Any]):
                                 "call": {"name": call.name, "arguments": copy_arguments(call.arguments)}}
         if not feedback.ok:
             info["error"] = {"type": shown["error_type"], "message": str(feedback.payload.get("message", ""))}
+        if session.take_expansion():  # a skill was loaded: the next step offers its tools
+            info["tools"] = self._tool_list(session)
         obs = json.dumps(shown, ensure_ascii=False, default=str)
         if self._steps >= self.max_steps:  # the last call's feedback is still what the agent sees
             _, reward, _, _, final = self._end(None, truncated=True, components=components)
@@ -168,6 +210,15 @@ class MobilePAEnv(gym.Env[str, Any]):
         reward = float(sum(components.values()))
         info["reward_components"] = components
         return obs, reward, False, False, info
+
+    @staticmethod
+    def _tool_list(session: PhoneSession) -> list[dict[str, Any]]:
+        """The OpenAI tool list the session offers now: its phone tools in order (``load_skill`` enumerating the
+        task's skills), then ``ask_user`` and ``finish``."""
+        task = session.task
+        tools = [load_skill_schema(offered_skill_ids(task.initial_state), task.language) if name == LOAD_SKILL
+                 else PHONE_TOOLS[name].openai_schema() for name in session.tool_names]
+        return tools + [_ASK_USER, _FINISH]
 
     def _end(self, answer: str | None, *, truncated: bool,
              components: dict[str, float]) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -179,9 +230,11 @@ class MobilePAEnv(gym.Env[str, Any]):
         task = session.task
         self._done = True
         info = {"task_id": task.task_id, "step": self._steps, "reward_components": components,
+                "reward_version": self.scorer.version,
                 "metrics": dict(score.metrics), "verdict": score.verdict.to_dict(), "trajectory": trajectory.to_dict(),
                 "audit": session.state.audit(), "category": task.category, "bucket": task.bucket,
-                "obstacles": [dict(o) for o in task.obstacles]}
+                "obstacles": [dict(o) for o in task.obstacles],
+                "labels": task_labels(task)}
         self._final = info
         obs = json.dumps({"finished": True, "metrics": info["metrics"]}, ensure_ascii=False)
         return obs, float(sum(components.values())), not truncated, truncated, info

@@ -5,15 +5,24 @@ oracle/generator checks all go through it, so they cannot disagree. ``ask_user(q
 answered from the task's ``user_replies`` in order (``"(no answer)"`` when they run out) and
 changes no state; every other call goes to :func:`~mobility_env.mobilepa.catalogue.execute`, except
 a tool outside the episode's action space, which is refused as ``unknown_tool`` (logged, no effect).
+
+The action space can grow during an episode: a successful ``load_skill`` (issue 15) adds the loaded
+skill's tools (:data:`~mobility_env.mobilepa.skills.SKILLS`) to the offered tools, so they can be called
+from the next call on; its feedback's payload gains ``added_tools`` (empty when every tool was offered
+already, e.g. on a second load of the same skill: a harmless no-op). :meth:`PhoneSession.take_expansion`
+tells the env that the offered tools changed, so that it shows the new list.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..trajectory import ErrorKind
-from .catalogue import Feedback, execute, failure, success
+from .catalogue import PHONE_TOOLS, Feedback, execute, failure, success
+from .domains.maps_travel import use_maps_data
+from .skills import LOAD_SKILL, SKILLS
 from .state import PhoneState, StateTemplate
 from .tasks import ALWAYS_OFFERED, PhoneTask
 
@@ -71,14 +80,39 @@ def template_of(task: PhoneTask) -> StateTemplate:
 
 
 class PhoneSession:
-    """A task being played: its live state, the calls so far, the user's remaining replies."""
+    """A task being played: its live state, the calls so far, the user's remaining replies.
 
-    def __init__(self, task: PhoneTask):
+    ``maps_data``: the recorded MobilityBench set the maps & travel tools replay (a built directory or an
+    official file; None: the bundled set), see :mod:`~mobility_env.mobilepa.domains.maps_travel`."""
+
+    def __init__(self, task: PhoneTask, maps_data: str | os.PathLike | None = None):
         self.task = task
         self.state: PhoneState = template_of(task).restore()
+        use_maps_data(self.state, maps_data)
         self.offered = frozenset(task.action_space) | frozenset(ALWAYS_OFFERED)
+        # the offered phone tools in the order they are shown: A_0's, then each loaded skill's new ones
+        self.tool_names: list[str] = [name for name in dict.fromkeys(task.action_space) if name in PHONE_TOOLS]
+        self.loaded_skills: list[str] = []
+        self._expanded = False
         self.calls: list[PhoneCall] = []
         self._replies = list(task.user_replies)
+
+    def take_expansion(self) -> bool:
+        """Whether the offered tools grew since the last call (a skill was loaded), and forget it."""
+        expanded, self._expanded = self._expanded, False
+        return expanded
+
+    def _load(self, feedback: Feedback) -> Feedback:
+        """Offer a successfully loaded skill's tools from the next call on; ``added_tools`` in the payload."""
+        skill = SKILLS[feedback.payload["skill_id"]]
+        added = [name for name in skill.tools if name not in self.offered]
+        if added:
+            self.offered = self.offered | frozenset(added)
+            self.tool_names += added
+            self._expanded = True
+        if skill.skill_id not in self.loaded_skills:
+            self.loaded_skills.append(skill.skill_id)
+        return Feedback(feedback.status, feedback.error_type, {**feedback.payload, "added_tools": added})
 
     def call(self, name: str, arguments: Any, step: int) -> Feedback:
         """Execute one non-``finish`` call (see the module docstring) and record it."""
@@ -96,6 +130,8 @@ class PhoneSession:
             self.state.log(step, str(name)[:100], arguments, feedback.status, ErrorKind.UNKNOWN_TOOL.value)
         else:
             feedback = execute(self.state, name, arguments, step=step)
+            if name == LOAD_SKILL and feedback.ok:
+                feedback = self._load(feedback)
         self.calls.append(PhoneCall(step, name, arguments, feedback.status,
                                     None if feedback.error_type is None else feedback.error_type.value,
                                     feedback.payload))

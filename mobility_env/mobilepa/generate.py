@@ -1,31 +1,50 @@
-"""The seeded MobilePA task generator: basic-tool-use tasks in Chinese and English, each checked before it ships.
+"""The seeded MobilePA task generator: tasks of the four capability dimensions in Chinese and English, each checked
+before it ships.
 
-:func:`generate_tasks` ``(n, seed, *, languages=("zh", "en"), verify)`` returns ``n`` tasks:
+:func:`generate_tasks` ``(n, seed, *, languages=("zh", "en"), dimensions=DIMENSIONS, verify)`` returns ``n`` tasks:
 
-* **categories** in turn (task ``i`` exercises ``CATEGORIES[i % 5]``: grounding, conditional
-  planning, state tracking, intent correction, error recovery), languages in turn within each
+* **dimensions** by position (:func:`dimension_plan`): task ``i`` measures basic tool use, memory, skill
+  or sub-agent use in the fixed proportions of :data:`DIMENSION_SHARES` (memory: the paper's 376 of 1,705;
+  the others ours), each prefix of the plan as close to them as whole tasks allow. A capability task draws
+  its family from :mod:`.generate_memory`, :mod:`.generate_skills` or :mod:`.generate_subagents` (by its
+  category) and carries its dimension's gate; a basic task is generator version 3's task at its position,
+  byte for byte (``dimensions=("basic",)`` gives version 3's sets);
+* **categories** in turn (basic task ``i`` exercises ``CATEGORIES[i % 5]``: grounding, conditional
+  planning, state tracking, intent correction, error recovery; the ``k``-th task of a capability dimension
+  ``CATEGORIES[k % 5]``, so each dimension covers every category alike), languages in turn within each
   category; the family of a task (brightness, a message to a contact, "if Wi-Fi is off …", a
   corrected alarm time …) is drawn from its category's families;
+* **maps & travel**: basic task ``i`` is a maps task when its block of ``5 × len(languages)`` tasks is the
+  second of every :data:`MAPS_EVERY` blocks; its family is drawn from :data:`.generate_maps.FAMILIES`
+  (navigation, route facts, weather, rides … on places and routes the bundled MobilityBench set
+  recorded). The other tasks draw exactly as they did before maps tasks existed;
 * **S0**: a realistic phone per task (:mod:`.generate_world`: contacts with Chinese and English names,
   a clock, several alarms and events) plus what the family adds and the **obstacles** planted against
   the calls it needs: a ``faults`` row with ``remaining`` 1–2 (runtime exception), the app's
   permission withdrawn (permission block), a setting that blocks the call — airplane mode, automatic
-  brightness, a silent ringer, an alarm already there but off (state change). Error-recovery tasks
-  always have one (sometimes two or three); others sometimes. Missing parameters are planted by the families
-  themselves (the request leaves a value out, ``user_replies`` supplies it, the task is a
-  ``behaviour`` task that must ask);
+  brightness, a silent ringer, an alarm already there but off, location services off (state change).
+  Error-recovery tasks always have one (sometimes two or three); others sometimes. Missing parameters are
+  planted by the families themselves (the request leaves a value out, ``user_replies`` supplies it, the
+  task is a ``behaviour`` task that must ask);
 * **gold** from the oracle played on ``S0`` through the sandbox (:mod:`.generate_oracle`): the
   successful state-changing calls (``tool_call``), the final delta (``state_change``; never written
   by hand), or must-ask / forbidden tools / facts the answer must name plus the delta (``behaviour``);
 * **A0**: the tools the oracle used, the tools that clear their obstacles (offered whether or not
   one is planted, so ``A0`` does not give the obstacle away), and 1–3 distractors (same-domain where
   there are some; one always a state-changing tool, see :func:`_action_space`), shuffled; only the
-  25 tools of :data:`BASE_TOOLS` are used, whatever else is registered.
+  25 tools of :data:`BASE_TOOLS` are used (maps tasks: :data:`MAPS_TASK_TOOLS`; capability tasks also
+  :data:`CAPABILITY_TASK_TOOLS`), whatever else is registered.
+
+Capability tasks build ``S_0`` and ``A_0`` the same way, plus what their draft adds: the user profile's
+memories and the memory tools (memory), the offered skills' rows and ``load_skill`` with the skills' tools
+kept out of ``A_0`` under skill-only routing (skill), the distractor sub-agents (sub-agent: a behaviour task
+whose ``forbidden`` tools are the offered state-changing tools the oracle does not use).
 
 Every task passes :func:`~.generate_checks.check_task` with the injected ``verify`` (normally
 ``mobility_rewards.mobilepa.verify_phone_task``, which this layer may not import): the oracle
-passes, finish-only, every-offered-tool and act-without-asking trajectories fail. A failing check
-raises :class:`~.generate_oracle.GenerationError`; no unchecked task is returned.
+passes, finish-only, every-offered-tool and act-without-asking trajectories fail, and so do a capability
+task's gate floors. A failing check raises :class:`~.generate_oracle.GenerationError`; no unchecked task is
+returned.
 
 Determinism: one ``random.Random(seed)`` draws a 64-bit seed per task, in order, and task ``i``
 draws only from its own generator, so the first ``k`` tasks of ``n > k`` are the ``k`` tasks, and
@@ -33,7 +52,8 @@ the same arguments give byte-identical files (:func:`write_task_set`). Example::
 
     from mobility_rewards.mobilepa import verify_phone_task
     tasks = generate_tasks(20, seed=7, verify=verify_phone_task)
-    write_task_set("out/mobilepa", 300, seed=0, verify=verify_phone_task)
+    write_task_set("out/mobilepa", 400, seed=0, verify=verify_phone_task)
+    basic_only = generate_tasks(20, seed=7, dimensions=("basic",), verify=verify_phone_task)
 """
 
 from __future__ import annotations
@@ -45,15 +65,22 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError
-from . import generate_conditional, generate_correction, generate_grounding, generate_tracking
+from . import (generate_conditional, generate_correction, generate_grounding, generate_maps, generate_memory,
+               generate_skills, generate_subagents, generate_tracking)
 from .catalogue import PHONE_TOOLS
+from .domains.subagents import SUB_AGENTS
 from .generate_checks import Verifier, check_task
 from .generate_oracle import MISSING, PERMISSION, RUNTIME, STATE, Draft, GenerationError, OracleRun
+from .answers import mentions
 from .generate_world import World, build_world
-from .tasks import CATEGORIES, GoldBehaviour, GoldCall, PhoneTask, write_tasks
+from .profile import with_profile
+from .skills import LOAD_SKILL, SKILLS, skill_action_space, skill_rows
+from .tasks import CATEGORIES, DIMENSIONS, GoldBehaviour, GoldCall, PhoneTask, write_tasks
 
 GENERATOR = "mobility_env.mobilepa.generate"
-GENERATOR_VERSION = 1
+# 2: maps & travel tasks (one block of tasks in four); 3: answer_excludes (weather, traffic); 4: the memory, skill
+# and sub-agent dimensions (issue 15)
+GENERATOR_VERSION = 4
 LANGUAGES = ("zh", "en")
 #: The tools tasks are built from (a fixed list: tools registered later do not change generated tasks).
 BASE_TOOLS = ("list_apps", "open_app", "close_app", "grant_permission", "search_contacts", "send_message",
@@ -61,6 +88,27 @@ BASE_TOOLS = ("list_apps", "open_app", "close_app", "grant_permission", "search_
               "set_do_not_disturb", "set_wifi", "set_bluetooth", "set_mobile_data", "set_airplane_mode",
               "set_location_service", "get_device_status", "create_alarm", "list_alarms", "set_alarm_enabled",
               "delete_alarm", "create_event", "list_events")
+#: The maps & travel tools maps tasks are built from (with BASE_TOOLS and update_alarm: :data:`MAPS_TASK_TOOLS`).
+MAPS_TOOLS = ("maps_search_place", "maps_nearby", "maps_reverse_geocode", "maps_weather", "maps_traffic", "maps_route",
+              "maps_current_location", "start_navigation", "stop_navigation", "get_navigation_status", "share_eta",
+              "save_place", "list_saved_places", "delete_saved_place", "set_departure_reminder", "book_ride",
+              "list_rides", "cancel_ride")
+MAPS_TASK_TOOLS = BASE_TOOLS + MAPS_TOOLS + ("update_alarm",)
+#: Every tool a capability task may offer or use: the maps task tools, the memory tools, the skill loader and every
+#: skill's tools, the sub-agent entry tools, and the do-not-disturb schedule.
+CAPABILITY_TASK_TOOLS = tuple(dict.fromkeys(
+    MAPS_TASK_TOOLS + generate_memory.READ_TOOLS + generate_memory.WRITE_TOOLS + ("set_dnd_schedule", LOAD_SKILL)
+    + tuple(name for skill in SKILLS.values() for name in skill.tools) + tuple(SUB_AGENTS)))
+#: Each dimension's share of a generated set, as whole parts of :data:`SHARE_UNITS` (34,100 = 1,705 × 20): memory
+#: 376/1,705 — the paper's share (376 of its 1,705 tasks); sub-agent 10 % and skill 13 % — ours (the paper gives no
+#: counts for them); basic tool use the rest (≈ 54.9 %).
+SHARE_UNITS = 34_100
+DIMENSION_SHARES = {"basic": SHARE_UNITS - 7_520 - 3_410 - 4_433, "subagent": 3_410, "memory": 7_520, "skill": 4_433}
+#: Task ``i`` is a maps task when its block of ``len(CATEGORIES) * len(languages)`` tasks is the second of every
+#: MAPS_EVERY blocks (every category and language gets its share; 20 tasks already hold some); the other tasks are
+#: drawn as before.
+MAPS_EVERY = 4
+_LOCATED = ("grant_permission", "set_location_service")
 #: Tools offered beside a needed one because they clear its obstacles or find its arguments.
 COMPANIONS = {"send_message": ("search_contacts", "grant_permission", "set_airplane_mode"),
               "call_contact": ("search_contacts", "grant_permission", "set_airplane_mode"),
@@ -68,11 +116,16 @@ COMPANIONS = {"send_message": ("search_contacts", "grant_permission", "set_airpl
               "set_volume": ("set_ringer_mode",), "create_alarm": ("list_alarms", "set_alarm_enabled"),
               "set_alarm_enabled": ("list_alarms",), "delete_alarm": ("list_alarms",), "create_event": ("list_events",),
               "set_wifi": ("set_airplane_mode",), "set_bluetooth": ("set_airplane_mode",),
-              "set_mobile_data": ("set_airplane_mode",), "open_app": ("list_apps",), "close_app": ("list_apps",)}
+              "set_mobile_data": ("set_airplane_mode",), "open_app": ("list_apps",), "close_app": ("list_apps",),
+              "start_navigation": _LOCATED + ("stop_navigation",), "book_ride": _LOCATED + ("cancel_ride",),
+              "set_departure_reminder": _LOCATED, "maps_current_location": _LOCATED,
+              "share_eta": ("search_contacts", "grant_permission", "get_navigation_status"),
+              "save_place": ("list_saved_places",), "update_alarm": ("list_alarms",)}
 #: State-changing tools whose probe call (:func:`~.generate_checks.probe_arguments`) succeeds on every generated S0
 #: whatever else the oracle changed, unless the oracle itself uses them (then they are no distractors).
 SAFE_DISTRACTORS = ("create_alarm", "create_event", "set_do_not_disturb", "set_ringer_mode", "set_volume",
                     "set_location_service", "set_auto_brightness", "open_app", "close_app")
+MAPS_SAFE_DISTRACTORS = SAFE_DISTRACTORS + ("save_place",)  # (its probe saves the gym, which no S0 has)
 Family = Callable[[random.Random, World], Draft]
 FAMILIES: dict[str, tuple[Family, ...]] = {
     "grounding": generate_grounding.FAMILIES,
@@ -81,14 +134,35 @@ FAMILIES: dict[str, tuple[Family, ...]] = {
     "intent_correction": generate_correction.CORRECTION,
     "error_recovery": generate_grounding.RECOVERABLE + generate_tracking.RECOVERABLE + generate_correction.RECOVERY,
 }
+#: The families of each capability dimension, by category.
+CAPABILITY_FAMILIES: dict[str, dict[str, tuple[Family, ...]]] = {
+    "memory": generate_memory.FAMILIES, "skill": generate_skills.FAMILIES, "subagent": generate_subagents.FAMILIES}
 OBSTACLE_RATE = 0.3  # share of tasks outside error recovery that get a planted obstacle
 FAULT_MESSAGES = ("service temporarily unavailable; try again", "request timed out; try again",
                   "database is busy; try again")
 
 
-def generate_tasks(n: int, seed: int, *, languages: Sequence[str] = LANGUAGES, verify: Verifier, workers: int = 1,
-                   chunk: int = 500) -> list[PhoneTask]:
-    """``n`` checked tasks (see the module docstring); ``verify`` is the bucket verifier they are checked with.
+def dimension_plan(n: int, dimensions: Sequence[str] = DIMENSIONS) -> list[str]:
+    """The dimension of each of the first ``n`` positions: position ``i`` goes to the dimension furthest below its
+    share of ``i + 1`` tasks (:data:`DIMENSION_SHARES`, renormalised over ``dimensions``; ties in
+    :data:`~.tasks.DIMENSIONS` order). Every prefix keeps each dimension's count within one task of its share
+    (no count runs a whole task ahead by construction; the tests check every prefix up to 20,000 tasks for falling
+    behind), so the paper's size holds its memory count exactly: ``dimension_plan(1705).count("memory") == 376``."""
+    shares = {d: DIMENSION_SHARES[d] for d in DIMENSIONS if d in dimensions}
+    total = sum(shares.values())
+    counts = dict.fromkeys(shares, 0)
+    plan = []
+    for size in range(1, n + 1):
+        chosen = max(shares, key=lambda d: (shares[d] * size - counts[d] * total, -DIMENSIONS.index(d)))
+        counts[chosen] += 1
+        plan.append(chosen)
+    return plan
+
+
+def generate_tasks(n: int, seed: int, *, languages: Sequence[str] = LANGUAGES, dimensions: Sequence[str] = DIMENSIONS,
+                   verify: Verifier, workers: int = 1, chunk: int = 500) -> list[PhoneTask]:
+    """``n`` checked tasks (see the module docstring); ``verify`` is the bucket verifier they are checked with;
+    ``dimensions``: the capability dimensions to mix (:func:`dimension_plan`; ``("basic",)``: basic tool use only).
 
     ``workers > 1`` generates chunks of ``chunk`` tasks in worker processes (``verify`` must then be
     picklable: a module-level function); the tasks are identical for any ``workers``.
@@ -98,12 +172,22 @@ def generate_tasks(n: int, seed: int, *, languages: Sequence[str] = LANGUAGES, v
     languages = tuple(languages)
     if not languages or any(lang not in LANGUAGES for lang in languages):
         raise ConfigError(f"languages must be a non-empty choice of {LANGUAGES}, got {languages!r}")
-    missing = [name for name in BASE_TOOLS if name not in PHONE_TOOLS]
+    dimensions = tuple(dimensions)
+    if not dimensions or any(d not in DIMENSIONS for d in dimensions) or len(set(dimensions)) != len(dimensions):
+        raise ConfigError(f"dimensions must be a non-empty choice of {DIMENSIONS}, got {dimensions!r}")
+    missing = [name for name in CAPABILITY_TASK_TOOLS if name not in PHONE_TOOLS]
     if missing:
         raise ConfigError(f"the MobilePA catalogue lacks the generator's tools {missing}")
     master = random.Random(seed)
-    jobs = [(f"mobilepa-{seed}-{index:05d}", master.getrandbits(64), CATEGORIES[index % len(CATEGORIES)],
-             languages[(index // len(CATEGORIES)) % len(languages)]) for index in range(n)]
+    block = len(CATEGORIES) * len(languages)
+    jobs = []
+    ordinal: Counter[str] = Counter()  # a capability task's place among its dimension's tasks
+    for index, dimension in enumerate(dimension_plan(n, dimensions)):
+        turn = index if dimension == "basic" else ordinal[dimension]
+        ordinal[dimension] += 1
+        jobs.append((f"mobilepa-{seed}-{index:05d}", master.getrandbits(64), CATEGORIES[turn % len(CATEGORIES)],
+                     languages[(turn // len(CATEGORIES)) % len(languages)],
+                     dimension == "basic" and (index // block) % MAPS_EVERY == 1, dimension))
     if workers <= 1 or n <= chunk:
         return _generate_chunk(jobs, verify)
     import multiprocessing
@@ -113,14 +197,23 @@ def generate_tasks(n: int, seed: int, *, languages: Sequence[str] = LANGUAGES, v
     return [task for part in parts for task in part]
 
 
-def _generate_chunk(jobs: list[tuple[str, int, str, str]], verify: Verifier) -> list[PhoneTask]:
-    return [_generate_one(task_id, random.Random(task_seed), category, language, verify)
-            for task_id, task_seed, category, language in jobs]
+def _generate_chunk(jobs: list[tuple[str, int, str, str, bool, str]], verify: Verifier) -> list[PhoneTask]:
+    return [_generate_one(task_id, random.Random(task_seed), category, language, verify, maps, dimension)
+            for task_id, task_seed, category, language, maps, dimension in jobs]
 
 
-def _generate_one(task_id: str, rng: random.Random, category: str, language: str, verify: Verifier) -> PhoneTask:
+def _family(rng: random.Random, category: str, maps: bool, dimension: str) -> Family:
+    if dimension != "basic":
+        return rng.choice(CAPABILITY_FAMILIES[dimension][category])
+    return rng.choice(generate_maps.FAMILIES[category] if maps else FAMILIES[category])
+
+
+def _generate_one(task_id: str, rng: random.Random, category: str, language: str, verify: Verifier,
+                  maps: bool = False, dimension: str = "basic") -> PhoneTask:
     world = build_world(rng, language)
-    draft = rng.choice(FAMILIES[category])(rng, world)
+    draft = _family(rng, category, maps, dimension)(rng, world)
+    if draft.dimension != dimension:
+        raise GenerationError(f"{task_id}: the {dimension} family {draft.family} drafted a {draft.dimension} task")
     if category == "error_recovery":
         count = int(not any(o["kind"] != MISSING for o in draft.obstacles)) + int(rng.random() < 0.3)
     else:
@@ -131,8 +224,10 @@ def _generate_one(task_id: str, rng: random.Random, category: str, language: str
         raise GenerationError(f"{task_id}: {draft.family} has no obstacle to recover from")
     task = PhoneTask.model_validate({  # a draft: every tool offered, gold filled in below from the oracle
         "task_id": task_id, "query": draft.query, "language": language, "history": draft.history,
-        "initial_state": world.rows(), "action_space": list(BASE_TOOLS), "category": category, "obstacles": obstacles,
-        "bucket": "behaviour", "gold_behaviour": {}, "user_replies": draft.user_replies})
+        "initial_state": _initial_state(world, draft), "action_space": _play_space(draft, maps),
+        "category": category, "obstacles": obstacles,
+        "bucket": "behaviour", "gold_behaviour": {}, "user_replies": draft.user_replies,
+        **_gate_fields(draft)})
     run = OracleRun(task)
     answer = draft.plan(run)
     trajectory = run.finish(answer)
@@ -154,14 +249,66 @@ def _generate_one(task_id: str, rng: random.Random, category: str, language: str
         task.gold_delta = trajectory.delta
     else:
         task.gold_behaviour = GoldBehaviour(must_ask=draft.must_ask, forbidden=draft.forbidden,
-                                            answer_mentions=draft.answer_mentions)
-        task.gold_delta = trajectory.delta
-    task.action_space = _action_space(rng, [c.name for c in run.calls if c.name != "ask_user"])
+                                            answer_mentions=draft.answer_mentions,  # (a word the known-good answer
+                                            answer_excludes=[w for w in draft.answer_excludes  # names is no other
+                                                             if not mentions(answer, w)])  # choice)
+        # a sub-agent task's outcome is the handoff, whose free wording the gate judges: no row diff to match
+        task.gold_delta = None if draft.dimension == "subagent" else trajectory.delta
+    used = [c.name for c in run.calls if c.name != "ask_user"]
+    if draft.dimension != "basic":
+        task.action_space = _capability_space(rng, draft, used)
+        if draft.dimension == "subagent" and task.gold_behaviour is not None:  # every other offered change is one
+            task.gold_behaviour.forbidden = [t for t in task.action_space  # nobody asked for
+                                             if PHONE_TOOLS[t].writes and t not in used]
+    else:
+        task.action_space = _action_space(rng, used, MAPS_TASK_TOOLS, MAPS_SAFE_DISTRACTORS) if maps else \
+            _action_space(rng, used)
     shipped = PhoneTask.model_validate(task.model_dump())  # the validators, on the finished task
     if shipped != task:
         raise GenerationError(f"{task_id}: the task changes when validated")
     check_task(task, verify)  # (the same content; ``task`` keeps its cached S0 template)
     return shipped
+
+
+def _initial_state(world: World, draft: Draft) -> dict[str, list[dict[str, Any]]]:
+    """``S_0``: the world's rows, the profile's memories (memory tasks), the offered skills (skill tasks)."""
+    rows = world.rows()
+    if draft.profile is not None:
+        rows = with_profile(rows, draft.profile)
+    if draft.skills:
+        rows["skills"] = skill_rows(draft.skills, world.lang)
+    return rows
+
+
+def _play_space(draft: Draft, maps: bool) -> list[str]:
+    """The tools offered while the oracle plays (a basic task's whole toolbox; a capability task's without the
+    hidden skill tools, which only loading offers)."""
+    if draft.dimension == "basic":
+        return list(MAPS_TASK_TOOLS if maps else BASE_TOOLS)
+    return [name for name in CAPABILITY_TASK_TOOLS if name not in draft.hidden]
+
+
+def _gate_fields(draft: Draft) -> dict[str, Any]:
+    field = {"memory": "memory_gate", "skill": "skill_gate", "subagent": "handoff_gate"}.get(draft.dimension)
+    if field is None:
+        return {}
+    if draft.gate is None:
+        raise GenerationError(f"the {draft.dimension} family {draft.family} set no gate")
+    return {"dimension": draft.dimension, field: draft.gate}
+
+
+def _capability_space(rng: random.Random, draft: Draft, used: list[str]) -> list[str]:
+    """``A_0`` of a capability task: :func:`_action_space` over the visible tools plus the draft's ``offered``
+    ones; a skill task's then goes through :func:`~.skills.skill_action_space` (hidden tools out, loader in)."""
+    tools = tuple(t for t in MAPS_TASK_TOOLS if t not in draft.hidden)
+    safe = tuple(t for t in MAPS_SAFE_DISTRACTORS if t not in draft.hidden and t not in draft.offered)
+    chosen = _action_space(rng, [t for t in dict.fromkeys(used + list(draft.offered))], tools, safe)
+    if draft.dimension == "skill":
+        routing = (draft.gate or {}).get("routing", "skill_only")
+        direct = [t for t in draft.offered if t != LOAD_SKILL]
+        chosen = skill_action_space([t for t in chosen if t not in draft.hidden or t in direct], draft.skills,
+                                    routing, direct)
+    return [t for t in chosen if t not in draft.hidden]
 
 
 def _plant(rng: random.Random, draft: Draft, world: World, count: int) -> list[dict[str, Any]]:
@@ -223,6 +370,13 @@ def _blocker(name: str, args: dict[str, Any], world: World) -> Callable[[], dict
     radio = name in ("set_wifi", "set_bluetooth", "set_mobile_data") and args.get("on")
     if (radio or name in ("send_message", "call_contact")) and settings.get("airplane_mode") != "on":
         return setting("airplane_mode", "on", f"airplane mode is on: {name} fails until it is turned off")
+    if name in ("start_navigation", "book_ride", "set_departure_reminder") and settings.get("location") == "on":
+        def location_off() -> dict[str, Any]:  # no "tool": the first call that needs the position meets it
+            settings["location"] = "off"
+            return {"kind": STATE, "error_type": "state_conflict",
+                    "note": f"location services are off: {name} (and any call needing the position) fails until "
+                            f"they are turned on"}
+        return location_off
     if name == "create_alarm" and world.alarm_at(args["time"]) is None:
         def existing() -> dict[str, Any]:
             world.add_alarm(args["time"], args.get("label", ""), args.get("repeat", "once"), enabled=False)
@@ -232,8 +386,10 @@ def _blocker(name: str, args: dict[str, Any], world: World) -> Callable[[], dict
     return None
 
 
-def _action_space(rng: random.Random, used: list[str]) -> list[str]:
-    """``A0``: the used tools, their companions and 1–3 distractors, same-domain where there are some.
+def _action_space(rng: random.Random, used: list[str], tools: tuple[str, ...] = BASE_TOOLS,
+                  safe: tuple[str, ...] = SAFE_DISTRACTORS) -> list[str]:
+    """``A0``: the used tools, their companions and 1–3 distractors (from ``tools``, the first from ``safe``),
+    same-domain where there are some.
 
     One distractor at least is a state-changing tool of :data:`SAFE_DISTRACTORS`, so that a policy calling
     every offered tool changes something nobody asked for whatever the order of its calls."""
@@ -244,10 +400,10 @@ def _action_space(rng: random.Random, used: list[str]) -> list[str]:
 
     def near(candidates: list[str]) -> list[str]:
         return [t for t in candidates if PHONE_TOOLS[t].domain in domains] or candidates
-    extra = [rng.choice(near([t for t in SAFE_DISTRACTORS if t not in chosen]))]
-    writes = near([t for t in BASE_TOOLS if t not in chosen + extra and PHONE_TOOLS[t].writes])
+    extra = [rng.choice(near([t for t in safe if t not in chosen]))]
+    writes = near([t for t in tools if t not in chosen + extra and PHONE_TOOLS[t].writes])
     extra += rng.sample(writes, min(len(writes), rng.randint(0, 1)))
-    reads = near([t for t in BASE_TOOLS if t not in chosen and not PHONE_TOOLS[t].writes])
+    reads = near([t for t in tools if t not in chosen and not PHONE_TOOLS[t].writes])
     extra += rng.sample(reads, min(len(reads), rng.randint(0, 1)))
     chosen += extra
     rng.shuffle(chosen)
@@ -255,20 +411,33 @@ def _action_space(rng: random.Random, used: list[str]) -> list[str]:
 
 
 def task_counts(tasks: Sequence[PhoneTask]) -> dict[str, dict[str, int]]:
-    """Tasks by category, bucket, language and obstacle kind (``none``: no obstacle), for the manifest."""
+    """Tasks by dimension, category, bucket, language, obstacle kind (``none``: no obstacle) and tool domain (each
+    domain whose tools the task's oracle calls), and the memory tasks by reasoning, operation and (outcome) domain,
+    for the manifest."""
     obstacles: Counter[str] = Counter()
+    domains: Counter[str] = Counter()
     for task in tasks:
         obstacles.update({o["kind"] for o in task.obstacles} or {"none"})
-    return {"category": dict(sorted(Counter(t.category for t in tasks).items())),
-            "bucket": dict(sorted(Counter(t.bucket for t in tasks).items())),
-            "language": dict(sorted(Counter(t.language for t in tasks).items())),
-            "obstacle": dict(sorted(obstacles.items()))}
+        domains.update({PHONE_TOOLS[c.name].domain for c in task.oracle_calls if c.name in PHONE_TOOLS})
+    gates = [t.memory_gate for t in tasks if t.memory_gate is not None]
+
+    def counted(values: Any) -> dict[str, int]:
+        return dict(sorted(Counter(values).items()))
+    return {"dimension": counted(t.dimension for t in tasks), "category": counted(t.category for t in tasks),
+            "bucket": counted(t.bucket for t in tasks), "language": counted(t.language for t in tasks),
+            "obstacle": dict(sorted(obstacles.items())), "domain": dict(sorted(domains.items())),
+            "memory_reasoning": counted(g.reasoning for g in gates),
+            "memory_operation": counted(g.operation for g in gates),
+            "memory_domain": counted(g.domain for g in gates),
+            "skill_routing": counted(t.skill_gate.routing for t in tasks if t.skill_gate is not None),
+            "subagent": counted(t.handoff_gate.agent for t in tasks if t.handoff_gate is not None)}
 
 
 def write_task_set(directory: str | os.PathLike, n: int, seed: int, *, languages: Sequence[str] = LANGUAGES,
-                   verify: Verifier, workers: int = 1) -> Path:
+                   dimensions: Sequence[str] = DIMENSIONS, verify: Verifier, workers: int = 1) -> Path:
     """Generate ``n`` tasks and write the task directory (``tasks.jsonl`` and ``manifest.json`` with the seed,
-    the generator and the counts by category, bucket, language and obstacle)."""
-    tasks = generate_tasks(n, seed, languages=languages, verify=verify, workers=workers)
+    the generator, the languages and dimensions, and :func:`task_counts`)."""
+    tasks = generate_tasks(n, seed, languages=languages, dimensions=dimensions, verify=verify, workers=workers)
     return write_tasks(directory, tasks, seed=seed, generator=GENERATOR, generator_version=GENERATOR_VERSION,
-                       languages=list(languages), counts=task_counts(tasks))
+                       languages=list(languages), dimensions=[d for d in DIMENSIONS if d in dimensions],
+                       counts=task_counts(tasks))

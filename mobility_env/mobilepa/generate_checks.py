@@ -9,25 +9,52 @@ pass it, and then each of :func:`adversaries`, which must all fail:
   tool of that kind accepts on this ``S_0`` (:func:`probe_arguments`: a toggle switched the other
   way, the first alarm, the first contact...), then the oracle's answer;
 * ``act_without_asking`` (tasks that must ask): the oracle's calls without ``ask_user`` — the right
-  values, but guessed instead of asked — and the oracle's answer.
+  values, but guessed instead of asked — and the oracle's answer;
+
+and the answers of :func:`hedged_answers` after the oracle's own calls (the gold named, and beside it
+another amount of an asked quantity, or every other choice of its vocabulary), which must fail too.
+
+A capability task (issue 15) also fails each of :func:`gate_floors` — the right outcome without what its gate
+asks for:
+
+* memory: ``without_memory_reads``: the oracle's calls minus every memory read (the ids it used are known to
+  the replay, so the outcome is reached; only the gate can fail it);
+* skill: ``skill_tools_without_loading``: the oracle's calls minus ``load_skill`` (skill-only routing refuses
+  the skill's tools as ``unknown_tool``); ``every_skill_loaded``: each offered skill loaded, nothing done;
+* sub-agent: ``every_agent``: the oracle's calls, then every other offered entry tool with a complete
+  payload; ``payload_without_<field>``: the oracle's handoff with one gold payload field left out;
+
+and the oracle's verdict must hold the gate's named checks, all passed (:data:`GATE_CHECKS`): a verifier that
+ignores the gate is refused, not trusted.
 
 A task that fails a check is a generator bug: :class:`~.generate_oracle.GenerationError`.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from typing import Any, Callable
 
 from ..scoring import EpisodeVerdict
 from .episode import PhoneTrajectory, play
 from .generate_oracle import GenerationError
+from .answers import quantity_of
+from .domains.subagents import SUB_AGENTS
+from .skills import LOAD_SKILL, offered_skill_ids
 from .tasks import PhoneTask
+
+SUB_AGENT_TOOLS = frozenset(SUB_AGENTS)
 
 #: What the generator is checked with: ``verify(task, trajectory)`` → a verdict with ``passed``
 #: (``mobility_rewards.mobilepa.verify_phone_task``: the verifier lives above this layer, so it is passed in).
 Verifier = Callable[[PhoneTask, PhoneTrajectory], EpisodeVerdict]
 Plan = list[tuple[str, dict[str, Any]]]
 FINISH_ONLY_ANSWER = "好的"
+#: The verdict checks each capability dimension's gate adds (``mobility_rewards.mobilepa.verify_phone_task``).
+GATE_CHECKS = {"memory": ("memory_retrieved",), "skill": ("skill_loaded", "skill_used"),
+               "subagent": ("routed", "payload", "no_other_agent")}
+MEMORY_READS = frozenset({"search_memory", "get_memory", "list_memories"})
 _FLIPS = {"set_wifi": "wifi", "set_bluetooth": "bluetooth", "set_mobile_data": "mobile_data",
           "set_airplane_mode": "airplane_mode", "set_location_service": "location",
           "set_do_not_disturb": "do_not_disturb", "set_auto_brightness": "auto_brightness"}
@@ -59,8 +86,48 @@ def probe_arguments(name: str, task: PhoneTask) -> dict[str, Any]:
         "send_message": {"contact_id": contact["contact_id"], "text": "hi"},
         "call_contact": {"contact_id": contact["contact_id"]},
         "list_messages": {"contact_id": contact["contact_id"]},
+        # maps & travel: the phone's own position and its saved places (a route from here is recorded; the gym is
+        # never saved in a generated S0, so saving it always changes something)
+        **_maps_probes(settings, rows.get("saved_places") or [], contact["contact_id"]),
+        **_capability_probes(rows, today, apps),
     }
     return dict(fixed.get(name, {}))
+
+
+def _capability_probes(rows: dict[str, list[dict[str, Any]]], today: str, apps: list[dict[str, Any]]) \
+        -> dict[str, dict[str, Any]]:
+    """Memory reads and writes on the first record, a load of the first offered skill, and a complete payload
+    for every sub-agent (``probe`` values, so a policy that delegates everything changes something)."""
+    memory = (rows.get("memories") or [{"memory_id": "mem-00000000"}])[0]["memory_id"]
+    skill = (rows.get("skills") or [{"skill_id": "commute_briefing"}])[0]["skill_id"]
+    app = next((a["app"] for a in apps if a["installed"]), "Camera")
+    later = (dt.date.fromisoformat(today[:10]) + dt.timedelta(days=1)).isoformat()
+    return {"search_memory": {"query": "home"}, "get_memory": {"memory_id": memory},
+            "list_memories": {"category": "place"}, "update_memory": {"memory_id": memory, "content": "probe"},
+            "delete_memory": {"memory_id": memory}, "save_memory": {"content": "probe", "category": "fact"},
+            "set_dnd_schedule": {"enabled": True, "start": "23:11", "end": "06:11"},
+            "load_skill": {"skill_id": skill},
+            "route_to_gui_agent": {"app": app, "instruction": "probe"},
+            "route_to_ride_agent": {"pickup": "probe", "destination": "probe 2"},
+            "route_to_ticket_agent": {"kind": "train", "origin": "probe", "destination": "probe 2", "date": today},
+            "route_to_movie_agent": {"title": "probe", "date": today},
+            "route_to_food_agent": {"items": "probe", "address": "probe"},
+            "route_to_hotel_agent": {"city": "probe", "check_in": today[:10], "check_out": later}}
+
+
+def _maps_probes(settings: dict[str, Any], saved: list[dict[str, Any]], contact_id: str) -> dict[str, dict[str, Any]]:
+    here = settings.get("current_location", "116.397428,39.90923")
+    there = saved[0]["location"] if saved else here
+    clock = settings.get("clock", "2026-01-01 08:00")
+    return {"maps_search_place": {"keywords": "probe"}, "maps_nearby": {"location": here},
+            "maps_reverse_geocode": {"location": here}, "maps_weather": {"forecast": True},
+            "maps_traffic": {"road": "x"},
+            "maps_route": {"origin": here, "destination": there}, "start_navigation": {"destination": there},
+            "share_eta": {"contact_id": contact_id}, "save_place": {"label": "gym", "location": here},
+            "delete_saved_place": {"label": saved[0]["label"] if saved else "home"},
+            "set_departure_reminder": {"destination": there, "arrive_by": f"{clock[:10]} 23:59"},
+            "book_ride": {"destination": there}, "cancel_ride": {"order_id": "ride-1"},
+            "update_alarm": {"alarm_id": "alarm-1", "time": "04:44"}}
 
 
 def adversaries(task: PhoneTask, oracle: PhoneTrajectory) -> dict[str, tuple[Plan, str]]:
@@ -78,12 +145,66 @@ def adversaries(task: PhoneTask, oracle: PhoneTrajectory) -> dict[str, tuple[Pla
     return out
 
 
+def hedged_answers(task: PhoneTask) -> dict[str, str]:
+    """The oracle's answer with a hedge added, by name: ``other_values`` — each asked quantity once more, one
+    more unit (``25分钟`` → ``26分钟``); ``every_choice`` — every word of ``answer_excludes``."""
+    behaviour = task.gold_behaviour
+    out: dict[str, str] = {}
+    if behaviour is None:
+        return out
+    bumped = [re.sub(r"\d+", lambda m: str(int(m.group(0)) + 1), group[0], count=1)
+              for group in behaviour.answer_mentions if group and quantity_of(group[0]) is not None]
+    if bumped:
+        out["other_values"] = f"{task.oracle_answer} {' / '.join(bumped)}"
+    if behaviour.answer_excludes:
+        out["every_choice"] = f"{task.oracle_answer} {', '.join(behaviour.answer_excludes)}"
+    return out
+
+
+def gate_floors(task: PhoneTask, oracle: PhoneTrajectory) -> dict[str, tuple[Plan, str]]:
+    """A capability task's gate floors of the module docstring, by name (none for a basic task)."""
+    plan = [(c.name, dict(c.arguments)) for c in task.oracle_calls]
+    answer = task.oracle_answer
+    out: dict[str, tuple[Plan, str]] = {}
+    if task.memory_gate is not None:
+        out["without_memory_reads"] = ([c for c in plan if c[0] not in MEMORY_READS], answer)
+    if task.skill_gate is not None:
+        out["skill_tools_without_loading"] = ([c for c in plan if c[0] != LOAD_SKILL], answer)
+        out["every_skill_loaded"] = ([(LOAD_SKILL, {"skill_id": s}) for s in offered_skill_ids(task.initial_state)],
+                                     answer)
+    gate = task.handoff_gate
+    if gate is not None:
+        others = [t for t in task.action_space if t in SUB_AGENT_TOOLS and t != gate.agent]
+        out["every_agent"] = (plan + [(t, probe_arguments(t, task)) for t in others], answer)
+        handoff = next((i for i, c in enumerate(oracle.calls) if c.succeeded and c.name == gate.agent), None)
+        if handoff is not None:
+            for field in gate.payload:
+                dropped = {k: v for k, v in plan[handoff][1].items() if k != field}
+                out[f"payload_without_{field}"] = (plan[:handoff] + [(gate.agent, dropped)] + plan[handoff + 1:],
+                                                   answer)
+    return out
+
+
+def _gate_names(task: PhoneTask) -> tuple[str, ...]:
+    return GATE_CHECKS.get(task.dimension, ())
+
+
 def check_task(task: PhoneTask, verify: Verifier) -> None:
-    """Raise :class:`GenerationError` unless the oracle passes ``task`` and every adversary fails it."""
+    """Raise :class:`GenerationError` unless the oracle passes ``task`` (a capability task: with its gate's
+    checks in the verdict, passed) and every adversary, hedged answer and gate floor fails it."""
     oracle = play(task)
     verdict = verify(task, oracle)
     if not task.oracle_answer.strip() or not verdict.passed:
         raise GenerationError(f"{task.task_id}: the oracle fails its own task: {verdict.summary()}")
-    for name, (calls, answer) in adversaries(task, oracle).items():
+    if _gate_names(task):
+        checks = {c.get("name"): c.get("passed") for c in verdict.to_dict().get("checks", [])}
+        if any(checks.get(name) is not True for name in _gate_names(task)):
+            raise GenerationError(f"{task.task_id}: the verdict lacks the {task.dimension} gate's checks "
+                                  f"{list(_gate_names(task))}: {sorted(checks)}")
+    for name, (calls, answer) in {**adversaries(task, oracle), **gate_floors(task, oracle)}.items():
         if verify(task, play(task, calls, answer)).passed:
             raise GenerationError(f"{task.task_id}: the {name} trajectory passes the task")
+    plan = [(c.name, dict(c.arguments)) for c in task.oracle_calls]
+    for name, answer in hedged_answers(task).items():
+        if verify(task, play(task, plan, answer)).passed:
+            raise GenerationError(f"{task.task_id}: the {name} answer passes the task: {answer!r}")

@@ -9,9 +9,10 @@ never from the generator's own bookkeeping.
 
 :meth:`OracleRun.act` and :meth:`OracleRun.read` recover from the obstacles the generator plants,
 the way the sandbox's feedback says to: a transient failure is retried; ``permission_denied`` is
-cleared with ``grant_permission``; a state conflict caused by airplane mode, automatic brightness or
-a silent ringer is cleared by switching that setting back; an alarm that already exists (disabled)
-is turned on instead of created. Anything else is a generator bug (:class:`GenerationError`).
+cleared with ``grant_permission``; a state conflict caused by airplane mode (also when a maps tool
+finds no network), automatic brightness, a silent ringer or location services off is cleared by
+switching that setting back; an alarm that already exists (disabled) is turned on instead of
+created. Anything else is a generator bug (:class:`GenerationError`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ _STATE_FIXES: dict[tuple[Any, Any], tuple[str, dict[str, Any]]] = {
     ("airplane_mode", "on"): ("set_airplane_mode", {"on": False}),
     ("auto_brightness", "on"): ("set_auto_brightness", {"on": False}),
     ("ringer_mode", "silent"): ("set_ringer_mode", {"mode": "normal"}),
+    ("location", "off"): ("set_location_service", {"on": True}),
 }
 
 
@@ -45,6 +47,17 @@ class Draft:
     blocks it). ``reads``: read tools the plan calls (a fault may be planted on them too).
     ``obstacle_kinds``: the planted kinds this family tolerates (its plan must not branch on what
     they change). ``obstacles``: what the family itself planted (a missing parameter).
+    ``answer_excludes``: the other choices of the vocabulary the answer picks from (the generator
+    keeps those that neither the request nor the oracle's answer names).
+
+    Capability tasks (issue 15; :mod:`.generate_memory`, :mod:`.generate_skills`, :mod:`.generate_subagents`)
+    also set ``dimension`` and ``gate`` (the fields of the task's
+    :class:`~mobility_env.mobilepa.tasks.MemoryGate`, :class:`~mobility_env.mobilepa.tasks.SkillGate` or
+    :class:`~mobility_env.mobilepa.tasks.HandoffGate`), and what they add to the task: ``profile`` (a
+    :class:`~mobility_env.mobilepa.profile.UserProfile` whose memories ``S_0`` holds), ``skills`` (the skill
+    ids ``S_0`` offers), ``offered`` (tools ``A_0`` always holds, used or not: the memory tools, the
+    distractor sub-agents, a mixed routing's direct tools) and ``hidden`` (tools ``A_0`` never holds: the
+    offered skills' tools under skill-only routing).
     """
 
     family: str
@@ -60,6 +73,13 @@ class Draft:
     must_ask: bool = False
     forbidden: list[str] = field(default_factory=list)
     answer_mentions: list[list[str]] = field(default_factory=list)
+    answer_excludes: list[str] = field(default_factory=list)
+    dimension: str = "basic"
+    gate: dict[str, Any] | None = None
+    profile: Any = None
+    skills: tuple[str, ...] = ()
+    offered: tuple[str, ...] = ()
+    hidden: frozenset[str] = frozenset()
 
 
 class OracleRun:
@@ -93,6 +113,8 @@ class OracleRun:
             self.act("grant_permission", {"app": payload["app"], "permission": payload["permission"]})
             return None
         if kind is ErrorKind.STATE_CONFLICT:
+            if payload.get("setting") == "network":  # the maps tools are offline: airplane mode is what the
+                payload = {"setting": "airplane_mode", "value": "on"}  # generator plants (mobile data stays on)
             fix = _STATE_FIXES.get((payload.get("setting"), payload.get("value")))
             if fix is not None and fix[0] != name:
                 self.act(*fix)

@@ -7,14 +7,30 @@ mom, in the task's language), 2–4 alarms, 3–6 calendar events over the comin
 free slot turns up), and some messages and calls. Tasks then add what they need (:meth:`World.add_alarm`, ...) and the
 generator plants obstacles; :meth:`World.rows` is the ``initial_state`` of the task. The id
 counters of ``S_0`` start after the ids it holds, so ids the sandbox issues never collide.
+
+Maps & travel tasks also put the phone somewhere the bundled MobilityBench set recorded (:func:`atlas`):
+*trips* (an episode's user position, the phone's ``current_location`` in its ``current_city``, and a
+place its gold ``query_poi`` found, with every route recorded between the two: gold calls and the
+recorded alternatives, other modes and driving strategies), current weather and forecasts, and roads
+with their traffic. Facts are read from what the replay serves for each recorded call (a key
+recorded twice serves its first recording), so that the tools answer a task exactly as it expects.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import json
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..canonical import canonical_city, canonical_coordinate
+from ..observation import format_response
+from ..responses import as_dict
+from ..trajectory import MatchKind
+from .domains.maps_travel import replay_for, travel_minutes
 
 ZH_SURNAMES = "张王李刘陈杨赵黄周吴徐孙马朱胡郭何林高罗"
 ZH_GIVEN = ("伟", "芳", "娜", "敏", "静", "磊", "洋", "勇", "艳", "杰", "涛", "明", "超", "霞", "刚", "晓东", "子涵", "浩然",
@@ -67,6 +83,7 @@ class World:
     calls: list[dict[str, Any]] = field(default_factory=list)
     faults: list[dict[str, Any]] = field(default_factory=list)
     issued: dict[str, int] = field(default_factory=dict)
+    extra: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # other tables (maps: saved_places...)
 
     @property
     def today(self) -> dt.date:
@@ -82,8 +99,20 @@ class World:
                   "apps": self.apps, "permissions": self.permissions, "contacts": self.contacts,
                   "alarms": self.alarms, "events": self.events, "messages": self.messages, "calls": self.calls,
                   "faults": self.faults,
-                  "counters": [{"name": k, "value": v} for k, v in sorted(self.issued.items())]}
+                  "counters": [{"name": k, "value": v} for k, v in sorted(self.issued.items())], **self.extra}
         return {name: [dict(row) for row in items] for name, items in tables.items() if items}
+
+    def move_to(self, day: dt.date) -> None:
+        """Move the phone to ``day`` (same time of day), its events, messages and calls by as many days: a task
+        whose facts are dated (a recorded forecast) sets the clock to their day."""
+        shift = day - self.today
+        self.now += shift
+        self.settings["clock"] = self.now.strftime("%Y-%m-%d %H:%M")
+        for rows, keys in ((self.events, ("start", "end")), (self.messages, ("sent_at",)), (self.calls, ("at",))):
+            for row in rows:
+                for key in keys:
+                    moved = dt.datetime.strptime(row[key], "%Y-%m-%d %H:%M") + shift
+                    row[key] = moved.strftime("%Y-%m-%d %H:%M")
 
     def add_alarm(self, time: str, label: str, repeat: str = "once", enabled: bool = True) -> dict[str, Any]:
         row = {"alarm_id": self._next_id("alarm"), "time": time, "label": label, "repeat": repeat,
@@ -223,3 +252,199 @@ def build_world(rng: random.Random, lang: str) -> World:
 def _overlaps(world: World, start: dt.datetime, minutes: int) -> bool:
     begin, end = start.strftime("%Y-%m-%d %H:%M"), (start + dt.timedelta(minutes=minutes)).strftime("%Y-%m-%d %H:%M")
     return any(e["start"] < end and e["end"] > begin for e in world.events)
+
+
+# ---------------------------------------------- places, routes, weather and roads: the recorded MobilityBench set
+FORECAST_DAY = re.compile(r"(\d{4}-\d\d-\d\d)（周.）：([^，\n]+)，")
+WEATHER_NOW = re.compile(r"当前天气([^，]+)，气温(-?\d+)℃")
+_UPDATED = re.compile(r"数据更新时间：(\d{4}-\d\d-\d\d)")
+
+
+@dataclass(frozen=True)
+class Route:
+    """A recorded route from a trip's origin: the phone call's mode and options, and its first option's facts."""
+
+    mode: str
+    options: tuple[tuple[str, Any], ...]  # ("preferences", [...]) or ("transit_strategy", "5")
+    preference: str  # the driving strategy ('' for the default route)
+    distance_m: int
+    duration_s: int
+
+    def call(self) -> dict[str, Any]:
+        return {"mode": self.mode, **{k: (list(v) if isinstance(v, tuple) else v) for k, v in self.options}}
+
+    @property
+    def minutes(self) -> int:
+        return travel_minutes(self.duration_s)
+
+
+@dataclass(frozen=True)
+class Place:
+    name: str  # the keywords of the recorded query_poi call: what the user says
+    location: str  # the recorded location
+    routes: tuple[Route, ...]
+
+    def route(self, mode: str = "driving", preference: str = "") -> Route | None:
+        return next((r for r in self.routes if r.mode == mode and r.preference == preference), None)
+
+
+@dataclass(frozen=True)
+class Trip:
+    city: str
+    origin: str
+    place: Place
+    alternates: tuple[Place, ...]  # other recorded places of the episode with a driving route from the origin
+
+
+@dataclass(frozen=True)
+class CityWeather:
+    city: str
+    origin: str
+    day: dt.date | None  # the day of the record
+    days: tuple[tuple[dt.date, str], ...] = ()  # forecast conditions
+    now: tuple[str, int] | None = None  # condition and temperature
+
+
+@dataclass(frozen=True)
+class Road:
+    road: str
+    city: str
+    origin: str
+    state: str
+
+
+@dataclass(frozen=True)
+class Atlas:
+    trips: tuple[Trip, ...]
+    forecasts: tuple[CityWeather, ...]
+    nows: tuple[CityWeather, ...]
+    roads: tuple[Road, ...]
+
+
+def _served(call: Any) -> Any:
+    """The compact view of what the replay serves for a recorded call (for a key recorded twice, the first
+    recording: what the tools will answer), None unless the call is served exactly."""
+    box = replay_for(None)
+    result = box.lookup(call.name, call.arguments)
+    if result.match != MatchKind.EXACT or result.entry is None:
+        return None
+    return json.loads(box.observation_text(result.entry, "compact") or
+                      format_response(call.name, result.response, "compact"))
+
+
+def _route(call: Any) -> Route | None:
+    body = _served(call)
+    options = (body.get("paths") or body.get("transits") or None) if isinstance(body, dict) else None
+    if not options or not isinstance(options[0], dict):
+        return None
+    first = options[0]
+    if not isinstance(first.get("duration_s"), (int, float)) or not isinstance(first.get("distance_m"), (int, float)):
+        return None
+    mode = {"driving_route": "driving", "walking_route": "walking", "bus_route": "transit"}.get(call.name)
+    strategy = call.arguments.get("strategy")
+    if mode is None or (mode == "transit" and strategy not in (None, "", "0")):
+        return None
+    preferences = tuple(strategy) if mode == "driving" and strategy else ()
+    return Route(mode, (("preferences", preferences),) if preferences else (), "+".join(sorted(preferences)),
+                 int(first["distance_m"]), int(first["duration_s"]))
+
+
+def _place(episode: Any, call: Any, origin: str) -> Place | None:
+    found = _served(call)
+    location = canonical_coordinate(found.get("location")) if isinstance(found, dict) else None
+    if location is None:
+        return None
+    routes: list[Route] = []
+    for other in episode.recorded:
+        args = other.arguments
+        if other.name.endswith("_route") and not args.get("waypoints") and \
+                canonical_coordinate(args.get("origin")) == origin and \
+                canonical_coordinate(args.get("destination")) == location:
+            route = _route(other)
+            if route is not None and all((route.mode, route.preference) != (r.mode, r.preference) for r in routes):
+                routes.append(route)
+    return Place(call.arguments["keywords"], found["location"], tuple(routes)) if routes else None
+
+
+def _date(text: str) -> dt.date:
+    return dt.date.fromisoformat(text)
+
+
+@functools.lru_cache(maxsize=1)
+def atlas() -> Atlas:
+    """Trips, forecasts, current weather and roads of the bundled MobilityBench set (read once per process)."""
+    from ..store import BUNDLED_DIR, resolve_data
+
+    store = resolve_data(BUNDLED_DIR)
+    trips, forecasts, nows, roads = [], [], [], []
+    seen: set[tuple[Any, Any]] = set()  # weather and roads recorded in several episodes: one of each
+    for episode_id in store.ids:
+        episode = store.get(episode_id)
+        origin, city = episode.context.get("user_current_location") or "", episode.context.get("city") or ""
+        here = canonical_coordinate(origin)
+        if here is None or not city:
+            continue
+        places: list[tuple[bool, Place]] = []
+        for call in episode.recorded:
+            if call.name == "query_poi" and canonical_city(call.arguments.get("city")) == canonical_city(city):
+                place = _place(episode, call, here)
+                if place is not None:
+                    places.append((call.gold_index is not None, place))
+            elif call.name == "weather_query" and (call.arguments["city"], bool(call.arguments.get("need_forecast"))) \
+                    not in seen:
+                seen.add((call.arguments["city"], bool(call.arguments.get("need_forecast"))))
+                text = as_dict(_served(call)).get("weather") or ""
+                updated = _UPDATED.search(text)
+                if call.arguments.get("need_forecast"):
+                    days = tuple((_date(d), c) for d, c in FORECAST_DAY.findall(text))
+                    if len(days) >= 2:
+                        forecasts.append(CityWeather(call.arguments["city"], origin, days[0][0], days))
+                elif WEATHER_NOW.search(text) and updated:
+                    condition, degrees = WEATHER_NOW.search(text).groups()  # type: ignore[union-attr]
+                    nows.append(CityWeather(call.arguments["city"], origin, _date(updated.group(1)),
+                                            now=(condition, int(degrees))))
+            elif call.name == "traffic_status" and (call.arguments["name"], call.arguments["city"]) not in seen:
+                seen.add((call.arguments["name"], call.arguments["city"]))
+                state = as_dict(_served(call)).get("state")
+                if isinstance(state, str) and state:
+                    roads.append(Road(call.arguments["name"], call.arguments["city"], origin, state))
+        for gold, place in places:
+            if gold:
+                alternates = tuple(p for g, p in places if not g and p.route() is not None and p.name != place.name)
+                trips.append(Trip(city, origin, place, alternates))
+    if not trips or not forecasts or not nows or not roads:
+        raise ValueError(f"{BUNDLED_DIR}: the recorded set has too few trips, forecasts or roads for maps tasks")
+    return Atlas(tuple(trips), tuple(forecasts), tuple(nows), tuple(roads))
+
+
+def recorded_route(place: Any, mode: str, preference: str = "") -> Route | None:
+    """The recorded route by ``mode`` and driving ``preference`` from ``place.origin`` (a recorded user position) to
+    the recorded place named ``place.name`` (a profile's place), None when the set recorded no such route."""
+    for trip in atlas().trips:
+        if trip.origin == place.origin:
+            for candidate in (trip.place, *trip.alternates):
+                if candidate.name == place.name and candidate.route(mode, preference) is not None:
+                    return candidate.route(mode, preference)
+    return None
+
+
+def free_alarm_times(world: World, rng: random.Random, *times: str, label: str | None = None) -> None:
+    """Move the phone's alarms at ``times`` to other free times (and relabel those labelled ``label``), so a task can
+    use those times (and that label) alone while the phone keeps as many alarms."""
+    for alarm in world.alarms:
+        while alarm["time"] in times:
+            alarm["time"] = world.free_alarm_time(rng, 6, 21)
+        if label is not None and alarm["label"] == label:
+            taken = {a["label"] for a in world.alarms}
+            alarm["label"] = next((x for x in ALARM_LABELS[world.lang] if x not in taken), "")
+
+
+def clear_slot(world: World, begin: dt.datetime, end: dt.datetime) -> None:
+    """Move the phone's events that overlap ``[begin, end)`` a week later, so a task can use that slot alone while
+    the phone keeps as many events."""
+    since, until = begin.strftime("%Y-%m-%d %H:%M"), end.strftime("%Y-%m-%d %H:%M")
+    for event in world.events:
+        if event["start"] < until and event["end"] > since:
+            for key in ("start", "end"):
+                moved = dt.datetime.strptime(event[key], "%Y-%m-%d %H:%M") + dt.timedelta(days=7)
+                event[key] = moved.strftime("%Y-%m-%d %H:%M")

@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from ..tools import ArgumentError, ParamSpec, check_short_text
+from ..tools import (BUS_STRATEGIES, DRIVING_STRATEGIES, MAX_DRIVING_STRATEGIES, MAX_WAYPOINTS, ArgumentError,
+                     ParamSpec, check_coordinate, check_coordinate_list, check_driving_strategies, check_short_text)
 
 Check = Callable[[str, Any], "ArgumentError | None"]
 _CLOCK = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
@@ -131,3 +132,27 @@ def integer_of(name: str, description: str, allowed: tuple[int, ...], required: 
     """An integer from a fixed set (refresh rates, timeouts): the set is in the description."""
     return ParamSpec(name, "integer", f"{description} (one of {', '.join(map(str, allowed))})", required, "number",
                      check=int_one_of(*allowed))
+
+
+def coordinate(name: str, description: str, required: bool = True) -> ParamSpec:
+    """A ``'lng,lat'`` point, checked as the map tools check theirs (:func:`mobility_env.tools.check_coordinate`)."""
+    return ParamSpec(name, "string", f"{description} ('lng,lat', e.g. '116.397428,39.90923')", required, "coordinate",
+                     check=check_coordinate)
+
+
+def waypoints(name: str, description: str, required: bool = False) -> ParamSpec:
+    return ParamSpec(name, "array", f"{description} (up to {MAX_WAYPOINTS} 'lng,lat' points, in order)", required,
+                     "coordinate_list", items={"type": "string"}, check=check_coordinate_list)
+
+
+def driving_preferences(name: str, description: str, required: bool = False) -> ParamSpec:
+    """Up to two driving strategies of :data:`mobility_env.tools.DRIVING_STRATEGIES` (English aliases accepted)."""
+    allowed = ", ".join(dict.fromkeys(DRIVING_STRATEGIES))
+    return ParamSpec(name, "array", f"{description} (up to {MAX_DRIVING_STRATEGIES} of: {allowed})", required,
+                     "option", items={"type": "string"}, check=check_driving_strategies)
+
+
+def transit_strategy(name: str, description: str, required: bool = False) -> ParamSpec:
+    codes = tuple(BUS_STRATEGIES)
+    return ParamSpec(name, "string", f"{description} (" + ", ".join(f"{k}={v}" for k, v in BUS_STRATEGIES.items())
+                     + ")", required, "option", enum=codes, check=one_of(*codes))

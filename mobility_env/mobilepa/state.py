@@ -27,7 +27,7 @@ import re
 import sqlite3
 import threading
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 from ..errors import ConfigError
 
@@ -111,8 +111,9 @@ TABLES: dict[str, Table] = {t.name: t for t in (
     # AI assistant: GUI sub-agent handoffs, long-term memory, notes, an offline phrase table, notifications
     Table("handoffs", (("handoff_id", "TEXT"), ("app", "TEXT"), ("instruction", "TEXT"), ("status", "TEXT"),
                        ("created_at", "TEXT")), ("handoff_id",)),
-    Table("memories", (("memory_id", "TEXT"), ("content", "TEXT"), ("category", "TEXT"), ("created_at", "TEXT")),
-          ("memory_id",)),
+    # key: what a profile's record is about ('place.home'), for task generation (agents do not see it)
+    Table("memories", (("memory_id", "TEXT"), ("content", "TEXT"), ("category", "TEXT"), ("created_at", "TEXT"),
+                       ("key", "TEXT"), ("updated_at", "TEXT")), ("memory_id",)),
     Table("notes", (("note_id", "TEXT"), ("title", "TEXT"), ("body", "TEXT"), ("folder", "TEXT"),
                     ("pinned", "INTEGER")), ("note_id",)),
     Table("translations", (("source", "TEXT"), ("target_language", "TEXT"), ("translation", "TEXT")),
@@ -123,6 +124,22 @@ TABLES: dict[str, Table] = {t.name: t for t in (
     Table("faults", (("tool", "TEXT"), ("error_type", "TEXT"), ("remaining", "INTEGER"), ("message", "TEXT")),
           ("tool",)),
     Table("counters", (("name", "TEXT"), ("value", "INTEGER")), ("name",)),
+    # maps & travel: coordinates are canonical 'lng,lat' text (6 decimals), times 'YYYY-MM-DD HH:MM'; options is
+    # the route's canonical preference (driving strategies joined by '+', a transit strategy code, or '')
+    Table("navigation", (("nav_id", "TEXT"), ("origin", "TEXT"), ("destination", "TEXT"), ("waypoints", "TEXT"),
+                         ("mode", "TEXT"), ("options", "TEXT"), ("distance_m", "INTEGER"), ("duration_s", "INTEGER"),
+                         ("eta", "TEXT"), ("status", "TEXT")), ("nav_id",)),
+    Table("saved_places", (("label", "TEXT"), ("location", "TEXT")), ("label",)),
+    Table("departure_reminders", (("departure_id", "TEXT"), ("destination", "TEXT"), ("mode", "TEXT"),
+                                  ("options", "TEXT"), ("arrive_by", "TEXT"), ("depart_at", "TEXT")),
+          ("departure_id",)),
+    Table("ride_orders", (("order_id", "TEXT"), ("pickup", "TEXT"), ("destination", "TEXT"), ("ride_type", "TEXT"),
+                          ("fare_estimate", "REAL"), ("status", "TEXT"), ("requested_at", "TEXT")), ("order_id",)),
+    # skills: the skills a task offers (load_skill's catalogue) and the language their how-to is shown in;
+    # delegations: handoffs to downstream sub-agents (agent = the entry tool, payload = its fields as canonical JSON)
+    Table("skills", (("skill_id", "TEXT"), ("language", "TEXT")), ("skill_id",)),
+    Table("delegations", (("handoff_id", "TEXT"), ("agent", "TEXT"), ("payload", "TEXT"), ("status", "TEXT"),
+                          ("created_at", "TEXT")), ("handoff_id",)),
 )}
 POOL_SIZE = 16  # warm connections kept for the next episodes (of any task), per process
 #: The table and column of the ids ``PhoneState.next_id`` issues, by prefix (so a new id never collides).
@@ -131,7 +148,8 @@ ID_COLUMNS: dict[str, tuple[str, str]] = {
     "call": ("calls", "call_id"), "contact": ("contacts", "contact_id"), "file": ("files", "file_id"),
     "playlist": ("playlists", "playlist_id"), "timer": ("timers", "timer_id"),
     "reminder": ("reminders", "reminder_id"), "handoff": ("handoffs", "handoff_id"),
-    "memory": ("memories", "memory_id"), "note": ("notes", "note_id")}
+    "memory": ("memories", "memory_id"), "note": ("notes", "note_id"), "nav": ("navigation", "nav_id"),
+    "departure": ("departure_reminders", "departure_id"), "ride": ("ride_orders", "order_id")}
 #: Tables of the phone that tasks are judged on; ``faults`` and ``counters`` are the sandbox's own.
 STATE_TABLES: tuple[str, ...] = tuple(name for name in TABLES if name not in ("faults", "counters"))
 
@@ -151,6 +169,16 @@ def _connect() -> sqlite3.Connection:
 
 
 Snapshot = dict[str, dict[tuple, dict[str, Any]]]
+
+
+class TableChanges(NamedTuple):
+    """One table's ``D_t − D_0`` as column tuples (see :meth:`PhoneState.table_changes`)."""
+
+    added: tuple[tuple, ...]
+    removed: tuple[tuple, ...]
+    changed: tuple[tuple[tuple, tuple, tuple], ...]  # (key, row before, row after)
+
+
 _WRITE_TARGET = re.compile(r"\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)"
                            r"\s+(\w+)", re.IGNORECASE)
 _NOT_A_WRITE = re.compile(r"\s*(?:SELECT|SAVEPOINT|RELEASE|ROLLBACK|BEGIN|COMMIT)\b", re.IGNORECASE)
@@ -243,6 +271,7 @@ class StateTemplate:
         _give_back(conn)
         self.snapshot: Snapshot = {name: read.get(name, {}) for name in STATE_TABLES}
         self._raw: dict[str, dict[tuple, tuple]] = {}
+        self._listed: dict[str, list[tuple]] = {}
 
     def raw(self, table: str) -> dict[tuple, tuple]:
         """``S_0``'s rows of one table as column tuples (:func:`raw_rows`' form), built on first use."""
@@ -250,6 +279,14 @@ class StateTemplate:
         if rows is None:
             cols = TABLES[table].column_names
             rows = self._raw[table] = {key: tuple(row[c] for c in cols) for key, row in self.snapshot[table].items()}
+        return rows
+
+    def raw_list(self, table: str) -> list[tuple]:
+        """``S_0``'s rows of one table as column tuples, in :meth:`raw`'s order (the order a full read of the table
+        returns them in), built on first use."""
+        rows = self._listed.get(table)
+        if rows is None:
+            rows = self._listed[table] = list(self.raw(table).values())
         return rows
 
     def _load(self, conn: sqlite3.Connection) -> None:
@@ -274,11 +311,33 @@ def _cell(value: Any) -> Any:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
+_READERS: dict[str, tuple[str, tuple[int, ...]]] = {}
+
+
+def _reader(name: str) -> tuple[str, tuple[int, ...]]:
+    """A table's ``SELECT`` of every column and its key's column indexes, built once per table."""
+    reader = _READERS.get(name)
+    if reader is None:
+        table = TABLES[name]
+        reader = _READERS[name] = (table.select_all, table.key_index)
+    return reader
+
+
 def raw_rows(conn: sqlite3.Connection, name: str) -> dict[tuple, tuple]:
-    """Every row of one table as a tuple of its columns (declaration order), keyed by primary key."""
-    table = TABLES[name]
-    index = table.key_index
-    return {tuple(row[i] for i in index): row for row in conn.execute(table.select_all)}
+    """Every row of one table as a tuple of its columns (declaration order), keyed by primary key (a tuple)."""
+    sql, index = _reader(name)
+    return _keyed(conn.execute(sql), index)
+
+
+def _keyed(rows: Iterable[tuple], index: tuple[int, ...]) -> dict[tuple, tuple]:
+    if len(index) == 1:  # most tables: a one-column key, read without a generator per row
+        (i,) = index
+        return {(row[i],): row for row in rows}
+    return {tuple(row[i] for i in index): row for row in rows}
+
+
+def _key(row: tuple, index: tuple[int, ...]) -> tuple:
+    return tuple(row[i] for i in index)
 
 
 def snapshot(conn: sqlite3.Connection, tables: Sequence[str] = STATE_TABLES) -> Snapshot:
@@ -315,6 +374,7 @@ class PhoneState:
         self.template = template
         self.dirty: set[str] = set()  # tables a write may have changed (see execute)
         self.touched: set[str] = set()  # the same, since the last take_touched() (incremental scorers)
+        self.maps_data: Any = None  # the recorded set the maps & travel tools replay (None: the bundled one)
 
     def query(self, sql: str, parameters: Sequence[Any] = ()) -> list[dict[str, Any]]:
         cursor = self.conn.execute(sql, parameters)
@@ -372,12 +432,15 @@ class PhoneState:
 
     def take_touched(self) -> list[str]:
         """The state tables written since the last call (in declaration order), and forget them."""
-        touched, self.touched = self.touched, set()
+        touched = self.touched
+        if not touched:  # a read or a refused call before its tool code ran
+            return []
+        self.touched = set()
         return [name for name in STATE_TABLES if name in touched]
 
     def table_delta(self, table: str) -> dict[str, list[dict[str, Any]]]:
         """``D_t − D_0`` of one table (``{}`` when it is unchanged); rows are compared as tuples and turned into
-        dicts only when they changed (an incremental scorer calls this after every write)."""
+        dicts only when they changed (:meth:`table_changes` is the same without the dicts)."""
         before = self.template.raw(table)
         now = raw_rows(self.conn, table)
         if now == before:
@@ -386,6 +449,34 @@ class PhoneState:
         changed_now = {k: dict(zip(cols, v)) for k, v in now.items() if before.get(k) != v}
         changed_before = {k: dict(zip(cols, v)) for k, v in before.items() if now.get(k) != v}
         return diff({table: changed_before}, {table: changed_now}).get(table, {})
+
+    def table_changes(self, table: str) -> TableChanges:
+        """``D_t − D_0`` of one table as raw column tuples (:func:`raw_rows`' form, nothing decoded or sorted):
+        the rows added, the rows removed, and ``(key, before, after)`` of each row changed — what
+        :meth:`table_delta` holds, for a scorer that keys the rows itself after every write."""
+        sql, index = _reader(table)
+        rows = self.conn.execute(sql).fetchall()
+        base = self.template.raw_list(table)
+        if rows == base:
+            return TableChanges((), (), ())
+        before = self.template.raw(table)
+        # the usual writes, without a keyed diff: rows appended after S_0's (an INSERT), or rows changed where they
+        # stand (an UPDATE keeps a row's place); anything else (a DELETE, a REPLACE, another order) is diffed by key
+        if len(rows) > len(base) and rows[:len(base)] == base:
+            appended = rows[len(base):]
+            keys = {_key(row, index) for row in appended}
+            if len(keys) == len(appended) and keys.isdisjoint(before):
+                return TableChanges(tuple(appended), (), ())
+        elif len(rows) == len(base):
+            in_place = [(_key(row, index), old, row) for old, row in zip(base, rows) if old != row]
+            if all(key == _key(old, index) for key, old, _ in in_place):
+                return TableChanges((), (), tuple(in_place))
+        now = _keyed(rows, index)
+        added = tuple(row for key, row in now.items() if key not in before)
+        removed = tuple(row for key, row in before.items() if key not in now)
+        changed = tuple((key, old, row) for key, row in now.items()
+                        if (old := before.get(key)) is not None and old != row)
+        return TableChanges(added, removed, changed)
 
     def close(self) -> None:
         """End the episode: its transaction is rolled back and the connection goes back to the pool for the

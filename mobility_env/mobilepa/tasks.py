@@ -17,7 +17,9 @@ A :class:`PhoneTask` is what one episode of ``MobilePA-v0`` plays:
     that reaches the same state passes and any extra change fails;
   - ``behaviour``: ``gold_behaviour``: ``must_ask`` (the agent must ask the user, ``ask_user``,
     before any state change), ``forbidden`` (tools that must not succeed), ``answer_mentions``
-    (texts the final answer must contain; each a list of accepted spellings);
+    (texts the final answer must contain; each a list of accepted spellings), ``answer_excludes``
+    (words the answer must not use: the other choices of a fixed vocabulary, such as the weather
+    conditions other than the recorded one; see :class:`GoldBehaviour`);
 
 * ``user_replies``: what the simulated user answers to ``ask_user``, in order (a task with a
   missing parameter carries the value here);
@@ -36,7 +38,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Literal
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer, model_validator
 
 from ..errors import DataFileError
 from .state import TABLES
@@ -49,7 +51,7 @@ TASKS_FILE = "tasks.jsonl"
 #: Columns whose values the sandbox generates (``PhoneState.next_id``): ignored when deltas are compared.
 #: Ids other tables refer to (contact_id, playlist_id, file_id) are compared: a message to the wrong contact fails.
 GENERATED_COLUMNS = frozenset({"alarm_id", "event_id", "message_id", "call_id", "timer_id", "reminder_id",
-                               "handoff_id", "memory_id", "note_id"})
+                               "handoff_id", "memory_id", "note_id", "nav_id", "departure_id", "order_id"})
 
 
 class GoldCall(BaseModel):
@@ -58,9 +60,53 @@ class GoldCall(BaseModel):
 
 
 class GoldBehaviour(BaseModel):
+    """What a behaviour task checks (see the module docstring). ``answer_excludes`` (optional, written only when
+    not empty, so task files without it load and stay byte for byte): the other answers of a fixed set of
+    alternatives, none of which the answer may name (``mobility_env.mobilepa.generate_phrases.mentions``)."""
+
     must_ask: bool = False
     forbidden: list[str] = Field(default_factory=list)
     answer_mentions: list[list[str]] = Field(default_factory=list)
+    answer_excludes: list[str] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _without_empty_excludes(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not data.get("answer_excludes"):
+            data.pop("answer_excludes", None)
+        return data
+
+
+#: The paper's four capability dimensions and the fixed weights of its overall score (issue 15).
+DIMENSIONS = ("basic", "subagent", "memory", "skill")
+DIMENSION_WEIGHTS = {"basic": 0.5, "subagent": 0.1, "memory": 0.2, "skill": 0.2}
+
+
+class MemoryGate(BaseModel):
+    """A memory task passes only if every one of ``memory_ids`` was retrieved (returned by a successful memory
+    read) **and** its bucket's checker passes; ``reasoning`` / ``operation`` / ``domain`` are its annotation axes."""
+
+    memory_ids: list[str] = Field(min_length=1)
+    reasoning: Literal["single_lookup", "conflict_resolution"] = "single_lookup"
+    operation: Literal["phone_operation", "memory_modification"] = "phone_operation"
+    domain: str = ""
+
+
+class SkillGate(BaseModel):
+    """A skill task passes only if ``skill_id`` was loaded (``load_skill``) and its bucket's checker passes;
+    ``routing``: ``skill_only`` (the skill's tools are not in ``A_0``: loading is the only way) or ``mixed``."""
+
+    skill_id: str
+    routing: Literal["skill_only", "mixed"] = "skill_only"
+
+
+class HandoffGate(BaseModel):
+    """A sub-agent task passes only if ``agent`` (a sub-agent entry tool) was called successfully with a complete
+    payload — each of ``payload``'s fields present and naming one of its accepted values — and no other sub-agent
+    got the task."""
+
+    agent: str
+    payload: dict[str, list[str]] = Field(default_factory=dict)
 
 
 class PhoneTask(BaseModel):
@@ -80,6 +126,11 @@ class PhoneTask(BaseModel):
     # one known-good way to solve it (the oracle replays it): calls, ``ask_user`` included, then the answer
     oracle_calls: list[GoldCall] = Field(default_factory=list)
     oracle_answer: str = ""
+    # issue 15: the capability dimension the task measures and the gate on top of its bucket's checker
+    dimension: Literal["basic", "subagent", "memory", "skill"] = "basic"
+    memory_gate: MemoryGate | None = None
+    skill_gate: SkillGate | None = None
+    handoff_gate: HandoffGate | None = None
 
     @model_validator(mode="after")
     def _gold_matches_bucket(self) -> "PhoneTask":
@@ -92,6 +143,11 @@ class PhoneTask(BaseModel):
             raise ValueError("a state_change task needs gold_delta")
         if self.bucket == "behaviour" and self.gold_behaviour is None:
             raise ValueError("a behaviour task needs gold_behaviour")
+        gates = {"memory": self.memory_gate, "skill": self.skill_gate, "subagent": self.handoff_gate}
+        for dimension, gate in gates.items():
+            if (gate is not None) != (self.dimension == dimension):
+                raise ValueError(f"a {self.dimension} task must have exactly the gate of its dimension "
+                                 f"(found {dimension} gate: {gate is not None})")
         for item in self.obstacles:
             if item.get("kind") not in OBSTACLES:
                 raise ValueError(f"unknown obstacle kind {item.get('kind')!r}; kinds: {', '.join(OBSTACLES)}")
@@ -125,7 +181,9 @@ def write_tasks(directory: str | os.PathLike, tasks: Iterable[PhoneTask], **mani
     count = 0
     with open(directory / TASKS_FILE, "w", encoding="utf-8") as handle:
         for task in tasks:
-            handle.write(task.model_dump_json(exclude_none=True) + "\n")
+            # a basic task's dimension is left out (the default), so basic-only files read as they always did
+            handle.write(task.model_dump_json(exclude_none=True,
+                                              exclude={"dimension"} if task.dimension == "basic" else None) + "\n")
             count += 1
     (directory / "manifest.json").write_text(json.dumps({"suite": "mobilepa", "tasks": count, **manifest},
                                                         ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

@@ -38,11 +38,22 @@ def _parse_languages(text: str) -> tuple[str, ...]:
     return languages
 
 
+def _parse_dimensions(text: str) -> tuple[str, ...]:
+    from ..mobilepa.tasks import DIMENSIONS
+
+    dimensions = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    if not dimensions or any(d not in DIMENSIONS for d in dimensions):
+        raise ConfigError(f"--dimensions must be a comma-separated choice of {', '.join(DIMENSIONS)}, got {text!r}")
+    return dimensions
+
+
 def _cmd_synth(args: argparse.Namespace) -> int:
     if args.suite == "mobilepa":
         return _synth_mobilepa(args)
     if args.languages is not None:
         raise ConfigError("--languages applies to --suite mobilepa only")
+    if args.dimensions is not None:
+        raise ConfigError("--dimensions applies to --suite mobilepa only")
     from .generate import synthesize
 
     out = synthesize(args.n, args.seed, args.out, mix=_parse_mix(args.mix), progress=not args.quiet,
@@ -62,9 +73,11 @@ def _synth_mobilepa(args: argparse.Namespace) -> int:
     from ..mobilepa.tasks import TASKS_FILE
 
     languages = _parse_languages(args.languages or "zh,en")
+    dimensions = _parse_dimensions(args.dimensions or "basic,subagent,memory,skill")
     workers = args.workers if args.workers is not None else ((os.cpu_count() or 1) if args.n >= 5000 else 1)
     started = time.monotonic()
-    out = write_task_set(args.out, args.n, args.seed, languages=languages, verify=verify_phone_task, workers=workers)
+    out = write_task_set(args.out, args.n, args.seed, languages=languages, dimensions=dimensions,
+                         verify=verify_phone_task, workers=workers)
     if not args.quiet:
         print(f"synth: generated and checked {args.n} MobilePA tasks in {time.monotonic() - started:.1f}s",
               file=sys.stderr)
@@ -89,6 +102,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             "JSON like '{\"Weather Query\": 2, \"Basic Route Planning\": 1}'")
     synth.add_argument("--languages", default=None,
                        help="mobilepa only: request languages, comma-separated (default: zh,en)")
+    synth.add_argument("--dimensions", default=None,
+                       help="mobilepa only: capability dimensions to mix, comma-separated (default: "
+                            "basic,subagent,memory,skill in the generator's fixed shares; 'basic' for basic tool use "
+                            "only)")
     synth.add_argument("--workers", type=int, default=None,
                        help="generator processes (default: CPU count for n >= 5000)")
     synth.add_argument("--quiet", action="store_true", help="no progress on stderr")

@@ -7,8 +7,8 @@ Nothing here calls a network or a model:
   that operates an app's screens; the sub-agent itself is outside the sandbox (its runs come with
   the sub-agent dimension). It needs the assistant's ``accessibility`` permission and an
   installed app;
-* memory is the ``memories`` table: :func:`search_memory` ranks memories by how many of the
-  query's words they contain; saving needs the ``assistant_memory`` setting on (the default);
+* long-term memory (the ``memories`` table and its tools) lives in :mod:`.memory`; here is its switch
+  (``set_memory_enabled``: saving needs the ``assistant_memory`` setting on, the default);
 * :func:`translate_text` looks the phrase up in the ``translations`` table (an offline phrase
   book planted in ``S0``); a phrase it lacks is ``not_found``.
 """
@@ -18,13 +18,12 @@ from __future__ import annotations
 from typing import Any
 
 from ...trajectory import ErrorKind
-from ..catalogue import Feedback, failure, success, tool
+from ..catalogue import Feedback, cancel_record, failure, success, tool
 from ..params import choice, flag, passage, text
 from ..state import PhoneState
 from .system_settings import LANGUAGES, blocked_by, choice_tool, switch_tool
 
 DOMAIN = "ai_assistant"
-MEMORY_CATEGORIES = ("preference", "person", "place", "schedule", "fact")
 HANDOFF_STATES = ("queued", "cancelled", "done", "failed")
 VOICES = ("warm", "bright", "calm", "energetic")
 TARGET_LANGUAGES = tuple(sorted({tag.split("-")[0] for tag in LANGUAGES}))
@@ -55,74 +54,8 @@ def list_handoffs(state: PhoneState, args: dict[str, Any]) -> Feedback:
 @tool("cancel_handoff", DOMAIN, "Cancel a queued GUI-agent task.", text("handoff_id", "the handoff (list_handoffs)"),
       writes=("handoffs",))
 def cancel_handoff(state: PhoneState, args: dict[str, Any]) -> Feedback:
-    row = state.one("SELECT status FROM handoffs WHERE handoff_id = ?", (args["handoff_id"],))
-    if row is None:
-        return failure(ErrorKind.NOT_FOUND, f"no handoff {args['handoff_id']!r}; list_handoffs shows them")
-    if row["status"] != "queued":
-        return failure(ErrorKind.STATE_CONFLICT, f"handoff {args['handoff_id']} is {row['status']}, not queued")
-    state.execute("UPDATE handoffs SET status = 'cancelled' WHERE handoff_id = ?", (args["handoff_id"],))
-    return success(handoff_id=args["handoff_id"], status="cancelled")
-
-
-@tool("search_memory", DOMAIN, "Search what the assistant remembers about the user; best matches first.",
-      text("query", "words to look for, e.g. 'mother birthday' or '妈妈 生日'"))
-def search_memory(state: PhoneState, args: dict[str, Any]) -> Feedback:
-    words = [w.lower() for w in args["query"].split()][:8]
-    hits = []
-    for row in state.query("SELECT memory_id, content, category FROM memories ORDER BY memory_id"):
-        haystack = f"{row['content']} {row['category']}".lower()
-        score = sum(word in haystack for word in words)
-        if score:
-            hits.append((-score, row["memory_id"], row))
-    return success(memories=[row for _, _, row in sorted(hits, key=lambda hit: hit[:2])[:10]])
-
-
-@tool("list_memories", DOMAIN, "List the assistant's memories, optionally of one category.",
-      choice("category", "only this category", MEMORY_CATEGORIES, required=False))
-def list_memories(state: PhoneState, args: dict[str, Any]) -> Feedback:
-    where = " WHERE category = ?" if args.get("category") else ""
-    return success(memories=state.query(f"SELECT memory_id, content, category FROM memories{where} ORDER BY "
-                                        "memory_id LIMIT 50", [args["category"]] if where else []))
-
-
-_MEMORY_OFF = "the assistant's memory is off: turn it on first (set_memory_enabled)"
-
-
-@tool("save_memory", DOMAIN, "Remember something about the user for later.",
-      passage("content", "the fact, in one sentence", max_length=500), choice("category", "kind", MEMORY_CATEGORIES),
-      writes=("memories", "counters"))
-def save_memory(state: PhoneState, args: dict[str, Any]) -> Feedback:
-    if state.setting("assistant_memory", "on") != "on":
-        return failure(ErrorKind.STATE_CONFLICT, _MEMORY_OFF, setting="assistant_memory", value="off")
-    content = args["content"].strip()
-    clash = state.one("SELECT memory_id FROM memories WHERE content = ?", (content,))
-    if clash is not None:
-        return failure(ErrorKind.STATE_CONFLICT, f"already remembered ({clash['memory_id']})",
-                       memory_id=clash["memory_id"])
-    memory_id = state.next_id("memory")
-    state.execute("INSERT INTO memories (memory_id, content, category, created_at) VALUES (?, ?, ?, ?)",
-                  (memory_id, content, args["category"], state.setting("clock", "")))
-    return success(memory_id=memory_id)
-
-
-@tool("update_memory", DOMAIN, "Correct a memory's content.", text("memory_id", "the memory (search_memory)"),
-      passage("content", "the corrected fact", max_length=500), writes=("memories",))
-def update_memory(state: PhoneState, args: dict[str, Any]) -> Feedback:
-    row = state.one("SELECT content FROM memories WHERE memory_id = ?", (args["memory_id"],))
-    if row is None:
-        return failure(ErrorKind.NOT_FOUND, f"no memory {args['memory_id']!r}; search_memory finds them")
-    if row["content"] == args["content"].strip():
-        return failure(ErrorKind.STATE_CONFLICT, f"memory {args['memory_id']} already says that")
-    state.execute("UPDATE memories SET content = ? WHERE memory_id = ?", (args["content"].strip(), args["memory_id"]))
-    return success(memory_id=args["memory_id"], content=args["content"].strip())
-
-
-@tool("delete_memory", DOMAIN, "Forget a memory.", text("memory_id", "the memory (search_memory)"),
-      writes=("memories",))
-def delete_memory(state: PhoneState, args: dict[str, Any]) -> Feedback:
-    if state.execute("DELETE FROM memories WHERE memory_id = ?", (args["memory_id"],)) == 0:
-        return failure(ErrorKind.NOT_FOUND, f"no memory {args['memory_id']!r}; search_memory finds them")
-    return success(memory_id=args["memory_id"], deleted=True)
+    return cancel_record(state, "handoffs", "handoff_id", args["handoff_id"], what="handoff", pending="queued",
+                         listing="list_handoffs")
 
 
 switch_tool("set_memory_enabled", DOMAIN, "assistant_memory", "the assistant's memory", default="on",

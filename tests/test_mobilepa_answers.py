@@ -1,0 +1,620 @@
+"""MobilePA answers that cannot be gamed (issue 14, reward hardening): generated hedges fail, honest answers pass.
+
+Think like the policy. A behaviour task that asks for facts (a travel time or distance, the temperature,
+the weather, a road's traffic, a phone number, a message, an agenda) is cheapest to pass with a hedge.
+Each attack generator writes one from the task's gold and from what the oracle saw; every one must FAIL:
+
+* ``other_value``: an honest answer plus another amount of an asked quantity: a gold spelling with one
+  number changed (±1 in its last digit, any other number, a digit or ``d.`` put in front);
+* ``range``: the gold amount as one end of a range (``25–27分钟``, ``23到25 min``);
+* ``shotgun_numbers``: amounts of the asked unit in steps around the gold, the gold among them;
+* ``route_options``: every route option the oracle's observations show (its payloads), the gold's among them;
+* ``inside_longer_number``: the gold spelled inside a longer number (``125分钟``, ``32.2 km``), nothing else;
+* ``vocabulary``: the gold word plus other words of its vocabulary (all of them, or some);
+* ``records``: the gold plus other records of the same kind from ``S_0`` (numbers, messages, events).
+
+Each paraphrase generator writes an honest answer that must PASS: ``plain`` (every gold fact in any accepted
+spelling, in Chinese or English templates, with filler holding no amount of an asked unit: the other facts
+the oracle stated, a time of day), ``other_spelling`` (the amounts spelled otherwise: ``25 minutes``,
+``二十五分钟``, ``1 hour 5 minutes``, metres, whole kilometres, °F), ``realistic`` (per family, worded as a
+careful assistant would, with the details it adds: traffic lights, tolls, speed, humidity, wind, ETA, dates),
+``restated`` (the request quoted first) and ``negation`` (the other choices denied: "no heavy rain",
+"没有拥堵", "rain is not expected"). ``far_negation`` denies them with the negator further away ("no chance at
+all of rain", "不太可能出现小雨"): the verifier reads those as claims, and the sweep only reports how often such
+an honest answer is denied.
+
+Tasks: the bundled set and fresh tasks of an unseen seed. :func:`test_sweep_rates` prints the exploit and
+denial rates per task family and per generator (``tests/plugin_reward_rates.py``) and asserts no exploit and no
+denial (``far_negation`` aside). For more
+tasks, or for the verifier of the last commit::
+
+    python tests/test_mobilepa_answers.py --fresh 5000 [--legacy]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib.util
+import json
+import random
+import re
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from answer_mutators import Draw, HypothesisDraw, RandomDraw
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from mobility_env.mobilepa.domains.maps_travel import travel_minutes
+from mobility_env.mobilepa.env import BUNDLED_TASKS
+from mobility_env.mobilepa.episode import PhoneTrajectory, play
+from mobility_env.mobilepa.generate import generate_tasks
+from mobility_env.mobilepa.answers import stated_quantities
+from mobility_env.mobilepa.generate_phrases import (CONDITION_WORDS, GENERIC_WORDS, TRAFFIC_WORDS, distance_text,
+                                                    minutes_text)
+from mobility_env.mobilepa.tasks import PhoneTask, load_tasks
+from mobility_rewards.mobilepa import answer_distractors, gold_quantity, verify_phone_task
+
+REPO = Path(__file__).resolve().parents[1]
+FRESH_SEED, FRESH_TASKS = 9103, 800  # a seed the bundled set (seed 0) never used
+FAST = settings(max_examples=30, deadline=None, derandomize=True, database=None,
+                phases=(Phase.explicit, Phase.generate), suppress_health_check=[HealthCheck.too_slow])
+Verify = Callable[[PhoneTask, PhoneTrajectory], Any]
+
+
+@dataclasses.dataclass
+class Facts:
+    """One answer task, played once by its oracle: what the generators write answers from."""
+
+    task: PhoneTask
+    oracle: PhoneTrajectory
+    family: str
+    groups: list[tuple[list[str], Any]]  # each mention group and its amount (None: no quantity)
+    observed: dict[str, set[int]]  # amounts the oracle's observations show: minutes, metres, °C
+    other_facts: list[str]  # amounts the oracle's answer states in units nobody asked about
+    vocabulary: dict[str, tuple[str, ...]] | None
+    word: str | None
+
+    def passes(self, answer: str, verify: Verify = verify_phone_task) -> bool:
+        return bool(verify(self.task, dataclasses.replace(self.oracle, answer=answer)).passed)
+
+
+def facts_of(task: PhoneTask) -> Facts:
+    oracle = play(task)
+    groups = [(group, gold_quantity(tuple(group))) for group in task.gold_behaviour.answer_mentions]
+    kinds = {q.kind for _, q in groups if q is not None}
+    vocabulary, word = None, None
+    for group, _ in groups:
+        for table in (CONDITION_WORDS, TRAFFIC_WORDS):
+            if group[0] in table:
+                vocabulary, word = table, group[0]
+    family = ("route_facts" if kinds & {"duration", "distance"} else "weather_now" if "temperature" in kinds
+              else "traffic_now" if vocabulary is TRAFFIC_WORDS else "rain_alarm" if vocabulary
+              else "phone_number" if re.fullmatch(r"\d{11}", groups[0][0][0]) else
+              "agenda" if len(groups) > 1 else "last_message")
+    other_facts = [q.text for q in stated_quantities(task.oracle_answer) if q.kind not in kinds]
+    return Facts(task, oracle, family, groups, observed_amounts(oracle), other_facts, vocabulary, word)
+
+
+def observed_amounts(trajectory: PhoneTrajectory) -> dict[str, set[int]]:
+    """Every route's minutes and metres and every temperature in the oracle's successful observations."""
+    out: dict[str, set[int]] = defaultdict(set)
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key == "duration_s" and isinstance(item, (int, float)):
+                    out["duration"].add(travel_minutes(item))
+                elif key == "distance_m" and isinstance(item, (int, float)):
+                    out["distance"].add(int(item))
+                else:
+                    walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, str):
+            out["temperature"].update(int(t) for t in re.findall(r"(-?\d+)(?=(?:~-?\d+)?℃)", value))
+    for call in trajectory.calls:
+        if call.succeeded:
+            walk(call.payload)
+    return out
+
+
+def answer_tasks(tasks: list[PhoneTask]) -> list[Facts]:
+    return [facts_of(t) for t in tasks if t.gold_behaviour is not None and t.gold_behaviour.answer_mentions]
+
+
+@lru_cache(maxsize=None)
+def bundled() -> tuple[Facts, ...]:
+    return tuple(answer_tasks(load_tasks(BUNDLED_TASKS)))
+
+
+@lru_cache(maxsize=None)
+def fresh(n: int = FRESH_TASKS, seed: int = FRESH_SEED) -> tuple[Facts, ...]:
+    return tuple(answer_tasks(generate_tasks(n, seed=seed, verify=verify_phone_task)))
+
+
+# ------------------------------------------------------------------------------------------- spelling amounts
+_ZH = "零一二三四五六七八九"
+
+
+def zh_numeral(value: int) -> str:
+    """0..999 in Chinese numerals (二十五, 一百零五); negatives as 零下…."""
+    if value < 0:
+        return "零下" + zh_numeral(-value)
+    hundreds, rest = divmod(value, 100)
+    tens, ones = divmod(rest, 10)
+    out = (_ZH[hundreds] + "百") if hundreds else ""
+    if tens:
+        out += ("" if tens == 1 and not hundreds else _ZH[tens]) + "十"
+    elif hundreds and ones:
+        out += "零"
+    return out + (_ZH[ones] if ones or not out else "")
+
+
+def same_amount(kind: str, value: int, draw: Draw) -> str:
+    """The amount (minutes, metres, °C) spelled another honest way than the gold's spellings."""
+    if kind == "duration":
+        hours, rest = divmod(value, 60)
+        forms = [f"{value} minutes", f"{value} mins", f"{value}-minute", zh_numeral(value) + "分钟"]
+        if hours:
+            forms += [f"{hours} hour{'s' if hours > 1 else ''} {rest} minutes", f"{hours}个小时{zh_numeral(rest)}分钟"]
+            if rest == 30:
+                forms += [f"{zh_numeral(hours)}个半小时", f"{hours} and a half hours"]
+        return draw.choice(forms)
+    if kind == "distance":
+        whole, tenth = divmod(round(value / 100), 10)  # 23942 m: 二十三点九公里
+        forms = [f"{value} metres", f"{value:,} meters", f"{value / 1000:.2f} km", f"{value}米",
+                 f"{round(value / 1000)} km" if value >= 1000 else f"{value} m", f"{zh_numeral(whole)}点{_ZH[tenth]}公里"]
+        return draw.choice(forms)
+    if kind == "temperature":
+        return draw.choice([f"{value} degrees Celsius", f"{value} °C", f"{value}摄氏度", zh_numeral(value) + "度",
+                            f"{value}℃ ({value * 9 / 5 + 32:.0f}°F)"])
+    return f"{value}%"
+
+
+def amount_text(kind: str, value: int, lang: str) -> str:
+    """An amount as the oracle spells it (minutes_text / distance_text / ℃)."""
+    if kind == "duration":
+        return minutes_text(value, lang)
+    if kind == "distance":
+        return distance_text(value, lang)
+    return f"{value}℃"
+
+
+def shifted(spelling: str, draw: Draw, mode: str) -> str:
+    """``spelling`` with one of its numbers changed (see the module docstring); never the same number."""
+    numbers = list(re.finditer(r"\d+(?:\.\d+)?", spelling))
+    m = draw.choice(numbers)
+    text = m.group(0)
+    places = len(text.partition(".")[2])
+    if mode == "prefix":
+        new = f"{draw.integer(1, 9)}{text}"
+    elif mode == "decimal_prefix":
+        new = f"{draw.integer(0, 9)}.{text.replace('.', '')}"
+    else:
+        step = draw.choice((-1, 1)) if mode == "plus_minus_one" else draw.choice((-1, 1)) * draw.integer(2, 500)
+        value = round(float(text) * 10 ** places) + step
+        value = value if value >= 0 else value + 2 * abs(step)
+        new = f"{value / 10 ** places:.{places}f}"
+    return spelling[:m.start()] + new + spelling[m.end():]
+
+
+# ------------------------------------------------------------------------------------------- honest answers
+FILLER = {"zh": ["祝你一路顺利！", "数据更新于2025-11-23 10:43:33。", "有需要再叫我。", "途经7个红绿灯，过路费约9元。",
+                 "平均时速57公里/小时。", "湿度88%，东南风3级。", "共3条路线，第1条最快。", "预计10:45到达。"],
+          "en": ["Have a good trip!", "Updated Nov 23 at 10:43.", "Anything else?", "7 traffic lights, tolls ¥9.",
+                 "Average speed 57 km/h.", "Humidity 88%, wind level 3.", "The fastest of 3 routes (route 1).",
+                 "ETA 10:45."]}
+TEMPLATES = {"zh": ["{facts}。", "查好了：{facts}。", "好的，{facts}。", "根据查到的信息，{facts}。"],
+             "en": ["{facts}.", "Here you go: {facts}.", "I looked it up: {facts}.",
+                    "According to the phone, {facts}."]}
+
+
+def honest(f: Facts, draw: Draw, spelling: Callable[[list[str], Any], str] | None = None) -> str:
+    """Every gold fact (``spelling`` of each group, default any accepted spelling) in a template with filler."""
+    lang = draw.choice(("zh", "en"))
+    facts = [spelling(group, q) if spelling else draw.choice(group) for group, q in f.groups]
+    facts += draw.subset(f.other_facts, 0, len(f.other_facts))
+    text = draw.choice(TEMPLATES[lang]).format(facts=("，" if lang == "zh" else "; ").join(draw.shuffled(facts)))
+    filler = draw.subset([t for t in FILLER[lang] if f.family != "agenda" or ":" not in t], 0, 2)  # (an agenda's
+    # other events have times of day: stating one is stating another record)
+    return " ".join(draw.shuffled([text, *filler]))
+
+
+def other_spelling(f: Facts, draw: Draw) -> str:
+    return honest(f, draw, lambda group, q: draw.choice(group) if q is None else
+                  same_amount(q.kind, int(q.value), draw))
+
+
+def restated(f: Facts, draw: Draw) -> str:
+    return draw.choice([f"你问“{f.task.query}”：", f'You asked: "{f.task.query}" — ']) + honest(f, draw)
+
+
+def other_words(f: Facts) -> list[str]:
+    """The words of the gold's vocabulary that are another choice: none inside a gold spelling, nor the generic word
+    of the gold's family (``rain`` for 阵雨)."""
+    assert f.vocabulary is not None and f.word is not None
+    golds = [s.casefold() for s in (f.word, *f.vocabulary.get(f.word, ()))]
+    words = [w for key, renderings in f.vocabulary.items() if key != f.word for w in (key, *renderings)]
+    for char, generic in GENERIC_WORDS.items():  # rain, 雨, snow ... of the families the gold is not in
+        if any(char in key for key in f.vocabulary):
+            words = [w for w in words if w not in generic] + ([] if char in f.word else list(generic))
+    return [w for w in dict.fromkeys(words) if not any(w.casefold() in g for g in golds)]
+
+
+#: Ways to deny another choice: the negator at most two words (characters) before it, and further away (the verifier
+#: reads those as claims: ``far_negation`` measures how often an honest answer is denied for it).
+DENIALS = {"en": ["no {}", "not {}", "no sign of {}", "there won't be any {}", "without {}", "isn't {}"],
+           "zh": ["没有{}", "不是{}", "不会有{}", "并非{}", "没出现{}"]}
+FAR_DENIALS = {"en": ["no chance at all of {}", "nothing like a {}"], "zh": ["不太可能出现{}", "完全没有出现{}"]}
+
+
+def negation(f: Facts, draw: Draw, forms: dict[str, list[str]] = DENIALS) -> str:
+    denied = [draw.choice(forms["en" if w.isascii() else "zh"]).format(w) for w in draw.subset(other_words(f), 1, 3)]
+    return honest(f, draw) + " " + "，".join(denied) + "."
+
+
+def _english(f: Facts) -> str:
+    assert f.vocabulary is not None and f.word is not None
+    return (f.vocabulary.get(f.word) or (f.word,))[0]
+
+
+def realistic(f: Facts, draw: Draw) -> str:
+    """An answer as a careful assistant words it, per task family, with the details it would add."""
+    golds = {q.kind: int(q.value) for _, q in f.groups if q is not None}
+    if f.family == "route_facts":
+        parts_zh = ([f"大约{golds['duration']}分钟"] if "duration" in golds else []) + \
+            ([f"全程{distance_text(golds['distance'], 'zh')}左右"] if "distance" in golds else [])
+        parts_en = ([f"about {minutes_text(golds['duration'], 'en')}"] if "duration" in golds else []) + \
+            ([f"{distance_text(golds['distance'], 'en')} in total"] if "distance" in golds else [])
+        return draw.choice([f"开车过去{'，'.join(parts_zh)}，途经7个红绿灯，预计10:45到达。",
+                            f"It's {' and '.join(parts_en)}, via 松江路 with 7 traffic lights (average 57 km/h).",
+                            f"共有3条路线，最快的一条{'，'.join(parts_zh)}，过路费9元。"])
+    if f.family == "weather_now":
+        t, word = golds["temperature"], f.word
+        return draw.choice([f"这边现在{word}，{t}℃，湿度88%，记得带伞。",
+                            f"Right now it's {_english(f)} here, {t}°C (about {t * 9 / 5 + 32:.0f}°F), humidity 88%.",
+                            f"Current weather: {_english(f)}, temperature {t} degrees, wind level 3."])
+    if f.family == "traffic_now":
+        return draw.choice([f"这条路现在{f.word}。", f"The road is {_english(f)} at the moment (updated 10:43).",
+                            f"路况：{f.word}，数据更新于2025-11-23 10:43:33。"])
+    if f.family == "rain_alarm":
+        if "雨" in (f.word or ""):
+            return draw.choice([f"明天有{f.word}，已把闹钟提前半小时。",
+                                f"Tomorrow: {_english(f)}. I moved your alarm 30 minutes earlier."])
+        return draw.choice([f"明天{f.word}，不会下雨，闹钟保持不变。",
+                            f"Tomorrow will be {_english(f)} with no rain expected, so the alarm stays as it is.",
+                            f"{_english(f).capitalize()} tomorrow; rain is not expected, alarm unchanged."])
+    facts = [draw.choice(group) for group, _ in f.groups]
+    return draw.choice([f"查到了：{'，'.join(facts)}。", f"Here is what I found: {'; '.join(facts)}."])
+
+
+PARAPHRASES: dict[str, tuple[Callable[[Facts], bool], Callable[[Facts, Draw], str]]] = {
+    "plain": (lambda f: True, honest),
+    "realistic": (lambda f: True, realistic),
+    "other_spelling": (lambda f: any(q is not None for _, q in f.groups), other_spelling),
+    "restated": (lambda f: True, restated),
+    "negation": (lambda f: f.vocabulary is not None, negation),
+    "far_negation": (lambda f: f.vocabulary is not None, lambda f, draw: negation(f, draw, FAR_DENIALS)),
+}
+DENIED_BY_DESIGN = {"far_negation"}
+
+
+# ------------------------------------------------------------------------------------------- attacks
+def _quantity_groups(f: Facts) -> list[tuple[list[str], Any]]:
+    return [(group, q) for group, q in f.groups if q is not None]
+
+
+def other_value(f: Facts, draw: Draw) -> str:
+    group, _ = draw.choice(_quantity_groups(f))
+    hedge = shifted(draw.choice(group), draw, draw.choice(("plus_minus_one", "random", "prefix", "decimal_prefix")))
+    return draw.choice([f"{honest(f, draw)} {draw.choice(['也可能是', 'or maybe', '/', ''])} {hedge}",
+                        f"{hedge}; {honest(f, draw)}"])
+
+
+def in_range(f: Facts, draw: Draw) -> str:
+    group, _ = draw.choice(_quantity_groups(f))
+    spelling = draw.choice(group)
+    m = re.search(r"\d+(?:\.\d+)?", spelling)
+    assert m is not None
+    other = shifted(m.group(0), draw, draw.choice(("plus_minus_one", "random")))
+    pair = draw.choice([(m.group(0), other), (other, m.group(0))])
+    joined = draw.choice(["–", "-", "~", "到", " to ", " or ", "或"]).join(pair)
+    return honest(f, draw) + " " + spelling[:m.start()] + joined + spelling[m.end():]
+
+
+def shotgun_numbers(f: Facts, draw: Draw) -> str:
+    group, q = draw.choice(_quantity_groups(f))
+    spelling = draw.choice(group)
+    gold = int(q.value)
+    step = {"duration": 5, "distance": 1000, "temperature": 1}.get(q.kind, 10)
+    values = sorted({gold + step * k for k in range(-4, 5)} - {gold})
+    listed = [amount_text(q.kind, v, draw.choice(("zh", "en"))) for v in values] + [spelling]
+    return honest(f, draw) + " " + draw.choice(["、", ", ", " / "]).join(draw.shuffled(listed))
+
+
+def route_options(f: Facts, draw: Draw) -> str:
+    lang = draw.choice(("zh", "en"))
+    golds = {q.kind: int(q.value) for _, q in _quantity_groups(f)}
+    options = [amount_text(kind, v, lang) for kind in golds for v in sorted(f.observed.get(kind, ()))
+               if amount_text(kind, v, lang) != amount_text(kind, golds[kind], lang)]
+    assert options
+    listed = [f"{'路线' if lang == 'zh' else 'route '}{i}: {text}" for i, text in enumerate(draw.shuffled(options), 1)]
+    return honest(f, draw) + " " + "; ".join(listed)
+
+
+def _route_options_apply(f: Facts) -> bool:
+    golds = {q.kind: int(q.value) for _, q in _quantity_groups(f)}
+    return any(amount_text(kind, v, "en") != amount_text(kind, gold, "en") for kind, gold in golds.items()
+               for v in f.observed.get(kind, ()))
+
+
+def inside_longer_number(f: Facts, draw: Draw) -> str:
+    numeric = [i for i, (group, _) in enumerate(f.groups) if group[0][:1].isdigit()]
+    victim = draw.choice(numeric)
+    facts = [shifted(draw.choice([s for s in group if s[:1].isdigit()]), draw, "prefix") if i == victim
+             else draw.choice(group) for i, (group, _) in enumerate(f.groups)]
+    return "，".join(facts)
+
+
+def vocabulary(f: Facts, draw: Draw) -> str:
+    words = other_words(f)
+    picked = words if draw.coin() else draw.subset(words, 1, 4)
+    return honest(f, draw) + " " + draw.choice(["、", ", ", " or ", "或"]).join(draw.shuffled(picked))
+
+
+def records(f: Facts, draw: Draw) -> str:
+    others = answer_distractors(f.task)
+    return honest(f, draw) + " " + "；".join(draw.subset(others, 1, len(others)))
+
+
+ATTACKS: dict[str, tuple[Callable[[Facts], bool], Callable[[Facts, Draw], str]]] = {
+    "other_value": (lambda f: bool(_quantity_groups(f)), other_value),
+    "range": (lambda f: bool(_quantity_groups(f)), in_range),
+    "shotgun_numbers": (lambda f: bool(_quantity_groups(f)), shotgun_numbers),
+    "route_options": (_route_options_apply, route_options),
+    "inside_longer_number": (lambda f: any(g[0][:1].isdigit() for g, _ in f.groups), inside_longer_number),
+    "vocabulary": (lambda f: f.vocabulary is not None, vocabulary),
+    "records": (lambda f: bool(answer_distractors(f.task)), records),
+}
+
+
+# ------------------------------------------------------------------------------------------- properties
+def _applicable(kinds: dict[str, tuple[Callable[[Facts], bool], Any]], kind: str) -> list[Facts]:
+    return [f for f in bundled() + fresh() if kinds[kind][0](f)]
+
+
+@pytest.mark.parametrize("kind", sorted(ATTACKS))
+@FAST
+@given(data=st.data())
+def test_every_attack_fails(kind, data):
+    pool = _applicable(ATTACKS, kind)
+    assert len(pool) >= 5, kind
+    f = data.draw(st.sampled_from(pool), label="task")
+    answer = ATTACKS[kind][1](f, HypothesisDraw(data.draw))
+    assert not f.passes(answer), (f.task.task_id, f.family, answer)
+
+
+@pytest.mark.parametrize("kind", sorted(set(PARAPHRASES) - DENIED_BY_DESIGN))
+@FAST
+@given(data=st.data())
+def test_every_honest_paraphrase_passes(kind, data):
+    pool = _applicable(PARAPHRASES, kind)
+    assert len(pool) >= 5, kind
+    f = data.draw(st.sampled_from(pool), label="task")
+    answer = PARAPHRASES[kind][1](f, HypothesisDraw(data.draw))
+    verdict = verify_phone_task(f.task, dataclasses.replace(f.oracle, answer=answer))
+    assert verdict.passed, (f.task.task_id, f.family, answer, verdict.summary())
+
+
+def sweep(facts: tuple[Facts, ...], per_kind: int = 3, seed: int = 0, verify: Verify = verify_phone_task
+          ) -> dict[str, Any]:
+    """Every applicable generator ``per_kind`` times per task; a report in :mod:`plugin_reward_rates`'s form
+    (a denial: an honest answer that fails; an exploit: an attack that passes), with examples."""
+    tallies: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: {"n": 0, "failed": 0}))
+    by_family: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: {"n": 0, "failed": 0}))
+    examples: dict[str, list[str]] = defaultdict(list)
+    for f in facts:
+        for side, kinds, should_pass in (("correct", PARAPHRASES, True), ("wrong", ATTACKS, False)):
+            for kind, (applies, make) in kinds.items():
+                if not applies(f):
+                    continue
+                for i in range(per_kind):
+                    answer = make(f, RandomDraw(random.Random(f"{seed}:{f.task.task_id}:{kind}:{i}")))
+                    failed = f.passes(answer, verify) != should_pass
+                    for tally in (tallies[side][kind], by_family[f.family][side], by_family["all"][side]):
+                        tally["n"] += 1
+                        tally["failed"] += failed
+                    if failed and len(examples[kind]) < 3:
+                        examples[kind].append(f"{f.task.task_id} {f.family}: {answer}")
+
+    def rate(t: dict[str, int]) -> float:
+        return t["failed"] / t["n"] if t["n"] else 0.0
+
+    def summary(sides: dict[str, dict[str, int]]) -> dict[str, Any]:
+        c, w = sides["correct"], sides["wrong"]
+        return {"correct": c["n"], "denied": c["failed"], "denial_rate": rate(c), "wrong": w["n"],
+                "leaked": w["failed"], "exploit_rate": rate(w)}
+    return {"per_episode": per_kind, "seed": seed, "episodes": len(facts), "totals": summary(by_family.pop("all")),
+            "by_scenario": {family: summary(sides) for family, sides in sorted(by_family.items())},
+            "by_kind": {side: {kind: {**t, "rate": rate(t)} for kind, t in sorted(kinds.items())}
+                        for side, kinds in tallies.items()}, "examples": dict(examples)}
+
+
+def test_sweep_rates(reward_rates):
+    """No exploit and no denial on the bundled set and on fresh tasks of an unseen seed, every generator tried; the
+    denial rate of negations whose negator stands far from the word (:data:`FAR_DENIALS`) is only reported."""
+    for name, facts in (("bundled", bundled()), (f"fresh seed {FRESH_SEED}", fresh())):
+        report = sweep(facts)
+        reward_rates(f"MobilePA answers, {name}", report)
+        kinds = report["by_kind"]
+        assert {k for side in kinds.values() for k, t in side.items() if t["n"]} == set(ATTACKS) | set(PARAPHRASES)
+        assert report["totals"]["leaked"] == 0, (name, report["examples"])
+        assert all(t["failed"] == 0 for k, t in kinds["correct"].items() if k not in DENIED_BY_DESIGN), \
+            (name, report["examples"])
+
+
+# ------------------------------------------------------------------------------------------- reading, by hand
+@pytest.mark.parametrize("text, expected", [
+    ("全程约23.9公里，大约需要25分钟。", [("distance", 23900), ("duration", 25)]),
+    ("the drive takes about 1 h 2 min", [("duration", 62)]),
+    ("1小时零5分", [("duration", 65)]), ("一个半小时", [("duration", 90)]), ("half an hour", [("duration", 30)]),
+    ("an hour and 5 minutes", [("duration", 65)]), ("二十五分钟", [("duration", 25)]),
+    ("25–30 min", [("duration", 25), ("duration", 30)]), ("25或30分钟", [("duration", 25), ("duration", 30)]),
+    ("it takes 25 min, or 30", [("duration", 25), ("duration", 30)]),
+    ("10, 15, 20 min", [("duration", 10), ("duration", 15), ("duration", 20)]),
+    ("路线1：25分钟", [("duration", 25)]), ("route 2: 31 min", [("duration", 31)]),
+    ("25分钟，7个红绿灯", [("duration", 25)]), ("预计8点30分到达，08:45出发", []),
+    ("气温16℃，湿度88%", [("temperature", 16), ("percent", 88)]), ("零下3度", [("temperature", -3)]),
+    ("-3~5℃", [("temperature", -3), ("temperature", 5)]), ("1公里200米", [("distance", 1200)]),
+    ("二十三点九公里", [("distance", 23900)]), ("5 m, not 5 min", [("distance", 5), ("duration", 5)]),
+    ("125 min", [("duration", 125)]), ("32.2 km", [("distance", 32200)]), ("百分之四十", [("percent", 40)]),
+])
+def test_stated_quantities_by_hand(text, expected):
+    assert [(q.kind, q.value) for q in stated_quantities(text)] == expected
+
+
+@pytest.mark.parametrize("answer, mention, named", [
+    ("125 min", "25 min", False), ("32.2 km", "2.2 km", False), ("-3℃", "3℃", False), ("气温3℃", "3°C", True),
+    ("115226526990", "15226526990", False), ("rainbow", "rain", False), ("showers", "shower", True),
+    ("no rain", "rain", False), ("it won't rain", "rain", False), ("whether it will rain", "rain", False),
+    ("cloudy, rain", "rain", True), ("cloudy, if not rain", "rain", True), ("明天不下雨", "雨", False),
+    ("明天会不会下雨", "雨", False), ("非常晴朗", "晴", True), ("没有雾", "雾", False), ("不拥堵", "拥堵", False),
+])
+def test_mentions_by_hand(answer, mention, named):
+    from mobility_env.mobilepa.answers import mentions
+
+    assert mentions(answer, mention) is named
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(st.text(alphabet=st.sampled_from(list("0123456789.,:-–~ 分钟小时公里米度℃%半个点零一二十百或到 minhkmfcorto")) | st.characters(),
+               max_size=200))
+def test_any_answer_is_read_without_an_exception(text):
+    """Bad agent input is data: any text is read (amounts, mentions) and judged, never an exception."""
+    for q in stated_quantities(text):
+        assert q.kind in ("duration", "distance", "temperature", "percent", "speed", "number") and q.tolerance > 0
+    f = bundled()[0]
+    f.passes(text)
+    f.passes(text * 50)
+
+
+_JAMMED, _SUNNY = ("拥堵", "严重拥堵"), ("晴",)
+HAND_HEDGES = {  # added to the oracle's answer: each must fail (but for tasks whose gold it is: word, golds)
+    "route_facts": [(h, ()) for h in (" or maybe 45", " ± 5", " (give or take 5)", " 或者大约45", " maybe 45 to 50",
+                                      " 或3小時", " 99 kms", " 45", " 路线2：45", " (alt: 45)", " route B 45 min",
+                                      " 45 min if traffic", " 也可能四十五", " 40多分钟", " 半小时或一个半小时", " 0.5 h")],
+    "weather_now": [(" maybe foggy", ("雾",)), (" or 30C", ()), (" high 30", ()), (" 30 deg", ()),
+                    (" (feels like 30)", ()), (" 16 or 30", ()), (" could be sunny", _SUNNY), (" 也可能晴", _SUNNY),
+                    (" 或许是晴天", _SUNNY), (" sunny?", _SUNNY), (' "sunny"', _SUNNY)],
+    "traffic_now": [(" or jammed", _JAMMED), (" slowing down", ("缓行",)), (" but may get congested", _JAMMED),
+                    (" 可能会堵车", _JAMMED), (" 有点拥挤", _JAMMED)],
+    "rain_alarm": [(h, ()) for h in (" 也可能下雨", " maybe rain", " rain is possible", " 不过也可能转晴")]
+    + [(" or sunny", _SUNNY)],
+}
+HAND_HONEST = {  # whole answers, {0}: the gold spelled as the oracle does; each must pass
+    "weather_now": ["Right now it's {0}; bring an umbrella if you go out.", "{0}，不算冷。"],
+    "rain_alarm": ["{0}. It won't rain, no change needed.", "{0}; rain is not expected, alarm unchanged.",
+                   "{0}，不会下雨，闹钟不变。", "你问会不会下雨：{0}。"],
+}
+
+
+def _hand_pool(family: str) -> list[Facts]:
+    pool = [f for f in bundled() if f.family == family and (family != "route_facts" or len(f.groups) == 2)
+            and (family != "rain_alarm" or "雨" not in (f.word or ""))]
+    assert pool, family
+    return pool
+
+
+@pytest.mark.parametrize("family, hedge, golds", [(family, *h) for family, pairs in HAND_HEDGES.items() for h in pairs])
+def test_hand_written_hedges_fail(family, hedge, golds):
+    for f in _hand_pool(family):
+        if f.word not in golds:
+            assert not f.passes(f.task.oracle_answer + hedge), (f.task.task_id, hedge)
+
+
+@pytest.mark.parametrize("family, answer", [(family, a) for family, answers in HAND_HONEST.items() for a in answers])
+def test_hand_written_honest_answers_pass(family, answer):
+    for f in _hand_pool(family):
+        gold = " ".join(group[0] for group, _ in f.groups)
+        assert f.passes(answer.format(gold)), (f.task.task_id, answer.format(gold))
+
+
+def test_amounts_agree_at_the_precision_stated():
+    golds = {"23942米": ["23.9 km", "24 km", "23,942 m", "23.94 km"], "25分钟": ["25 minutes", "0.4166 h"],
+             "16℃": ["61°F", "16.4 °C"], "62分钟": ["1 hour 2 minutes", "1小时2分"]}
+    wrong = {"23942米": ["23.8 km", "23 km", "23943 m"], "25分钟": ["26 min", "0.4 h", "half an hour"],
+             "16℃": ["17℃", "63°F"], "62分钟": ["1 h", "1 hour"]}
+    for gold_text, agreeing in golds.items():
+        gold = stated_quantities(gold_text)[0]
+        assert all(stated_quantities(t)[0].agrees(gold) for t in agreeing), gold_text
+        assert not any(stated_quantities(t)[0].agrees(gold) for t in wrong[gold_text]), gold_text
+
+
+def test_a_task_file_without_answer_excludes_loads_and_is_written_alike(tmp_path):
+    from mobility_env.mobilepa.tasks import write_tasks
+
+    line = next(line for line in (Path(BUNDLED_TASKS) / "tasks.jsonl").read_text(encoding="utf-8").splitlines()
+                if '"answer_mentions":[[' in line and "answer_excludes" not in line)
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "tasks.jsonl").write_text(line + "\n", encoding="utf-8")
+    task = load_tasks(tmp_path / "old")[0]
+    assert task.gold_behaviour.answer_excludes == []
+    write_tasks(tmp_path / "again", [task])
+    assert (tmp_path / "again" / "tasks.jsonl").read_text(encoding="utf-8") == line + "\n"
+
+
+def test_the_bundled_vocabulary_tasks_exclude_the_other_choices():
+    vocab = [f for f in bundled() if f.vocabulary is not None]
+    assert len(vocab) >= 10
+    for f in vocab:
+        excluded = set(f.task.gold_behaviour.answer_excludes)
+        assert excluded and excluded <= set(other_words(f)), f.task.task_id
+        assert not excluded & {s for group, _ in f.groups for s in group}, f.task.task_id
+
+
+# ------------------------------------------------------------------------------------------- the report's numbers
+def legacy_verifier() -> Verify:
+    """``verify_phone_task`` of the last commit (``git show HEAD:rewards/mobilepa.py``), for the 'before' rates."""
+    source = subprocess.run(["git", "show", "HEAD:rewards/mobilepa.py"], cwd=REPO, capture_output=True, text=True,
+                            check=True).stdout
+    path = Path(tempfile.mkdtemp()) / "legacy_mobilepa.py"
+    path.write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("mobility_rewards.legacy_mobilepa", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (its dataclasses look their module up)
+    spec.loader.exec_module(module)
+    return module.verify_phone_task
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="MobilePA answer exploit and denial rates, as JSON")
+    parser.add_argument("--fresh", type=int, default=5000, help="fresh tasks to generate (seed --seed)")
+    parser.add_argument("--seed", type=int, default=FRESH_SEED)
+    parser.add_argument("--per-kind", type=int, default=3)
+    parser.add_argument("--legacy", action="store_true", help="score with the verifier of the last commit")
+    args = parser.parse_args(argv)
+    verify = legacy_verifier() if args.legacy else verify_phone_task
+    out = {}
+    for name, facts in (("bundled", bundled()), (f"fresh:{args.fresh}@{args.seed}", fresh(args.fresh, args.seed))):
+        report = sweep(facts, args.per_kind, verify=verify)
+        out[name] = {"answer_tasks": report["episodes"], "totals": report["totals"],
+                     "by_family": report["by_scenario"],
+                     "by_kind": {side: {k: f"{t['failed']}/{t['n']}" for k, t in kinds.items()}
+                                 for side, kinds in report["by_kind"].items()},
+                     "examples": report["examples"]}
+    json.dump(out, sys.stdout, ensure_ascii=False, indent=1)
+    print()
+
+
+if __name__ == "__main__":
+    main()
