@@ -203,6 +203,21 @@ def test_load_tasks_names_the_file_and_line_of_a_bad_line(tmp_path, corrupt, mes
     assert str(tmp_path / TASKS_FILE) in str(error.value) and message in str(error.value)
 
 
+def test_load_tasks_refuses_bytes_that_are_not_utf8_and_deep_nesting(tmp_path):
+    good = (BUNDLED / TASKS_FILE).read_bytes()
+    for name, data, message in (("cut", good[:2999], "row 1"), ("latin", b"\xff\xfe" + good, "row 1"),
+                                ("lone surrogate", good.replace(b"\n", b"\n\xed\xa0\x80\n", 1), "row 2"),
+                                ("nesting", b"[" * 100_000 + b"\n", "row 1")):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(data)
+        with pytest.raises(DataFileError) as error:
+            load_tasks(path)
+        assert str(path) in str(error.value) and message in str(error.value), name
+    crlf = tmp_path / "crlf.jsonl"  # Windows line ends still load
+    crlf.write_bytes(good.replace(b"\n", b"\r\n"))
+    assert len(load_tasks(crlf)) == len(load_tasks(BUNDLED))
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mobility_env.cli", "synth", *args], cwd=REPO, capture_output=True,
                           text=True, timeout=120)

@@ -197,9 +197,15 @@ def load_tasks(directory: str | os.PathLike) -> list[PhoneTask]:
     if path.is_dir():
         path = path / TASKS_FILE
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        data = path.read_bytes()
     except OSError as exc:
         raise DataFileError(path, f"cannot read MobilePA tasks ({exc})") from exc
+    lines = []
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        try:
+            lines.append(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:  # a cut or foreign file: name the line, never a traceback
+            raise DataFileError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})", row=number) from exc
     tasks, seen = [], set()
     for number, line in enumerate(lines, 1):
         if not line.strip():
