@@ -261,7 +261,7 @@ class Agent:
         }
         trajectory = {
             "episode_id": episode_id, "sample_index": sample_index, "query": info["query"], "context": info["context"],
-            "messages": session.messages,
+            "tools": info.get("tools"), "messages": session.messages,
             "steps": [{"action": s.action, "observation": s.observation, "reward": s.reward, "error": s.error,
                        "match": s.match} for s in session.steps],
             "record": final.get("trajectory"),

@@ -236,9 +236,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     check.set_defaults(func=_cmd_models_check)
 
     export = subparsers.add_parser(
-        "export", help="export a run's trajectories to Parquet for RL trainers",
-        description="One row per (episode, sample): prompt, turns, per-step rewards, "
-                    "GRPO group-normalized advantages, metrics, tokens (schema in the README).")
+        "export", help="export a run's trajectories to Parquet for RL and SFT trainers",
+        description="One row per (episode, sample): the episode as OpenAI chat messages (assistant tool_calls "
+                    "with their ids, tool messages with tool_call_id and name), the reward each assistant "
+                    "message earned, the prompt, the tool list when known, GRPO group-normalized advantages, and the "
+                    "metrics, verdict and failure as native Arrow structs; loads with "
+                    "datasets.load_dataset('parquet', ...) (schema in the README and in "
+                    "mobility_agents.export). A corrupt or inconsistent record is an error naming its file "
+                    "and row or episode; nothing is written then.")
     export.add_argument("run_dir", type=Path, help="a run directory with results.jsonl and trajectories.jsonl")
     export.add_argument("--out", type=Path, help="output .parquet (default RUN_DIR/trajectories.parquet)")
     export.set_defaults(func=_cmd_export)

@@ -1,19 +1,27 @@
-"""The memory gate of MobilePA's memory tasks: were the memories the task needs actually retrieved?
+"""The memory gate of MobilePA's memory tasks: were the memories the task needs actually retrieved, on purpose?
 
 A memory task (``PhoneTask.memory_gate``, :class:`~mobility_env.mobilepa.tasks.MemoryGate`) passes only
 when its bucket's checker passes **and** every one of its gold ``memory_ids`` was retrieved:
 
-* retrieved means it came back in the payload of a **successful** ``search_memory`` (one of its
-  ``memories``) or ``get_memory`` (its ``memory``) call. A refused call (a schema error, a planted
-  fault, a tool outside the action space) retrieved nothing, whatever its payload holds.
+* retrieved means it came back among the first :data:`FOCUS_RANK` (5, the default ``top_k``) results of a
+  **successful** ``search_memory`` (a broad query at ``top_k=10`` that lists it lower down does not count) or as
+  the ``memory`` of a successful ``get_memory``. A refused call (a schema error, a planted fault, a tool outside
+  the action space) retrieved nothing, whatever its payload holds.
 * ``list_memories`` does **not** count. It shows the few most recently changed records of a category,
   without being asked for anything: counting it would let a policy pass by listing every category
-  (five calls) instead of deciding what it needs to know, and a record it shows can still be read by
+  instead of deciding what it needs to know, and a record it shows can still be read by
   its id (``get_memory``), which counts. Ids cannot be guessed (``mem-`` and 8 random hex digits), so a
   ``get_memory`` that succeeds found its id in an earlier answer.
 
-:func:`memory_focus_check` adds that a memory task must not **sweep** the memory: reading more than half of the
-user's records (or 3 per gold memory + 2, whichever is more) fails the gate.
+:func:`memory_focus_check` adds that a memory task must not **sweep** the memory. With ``g`` gold memories it
+allows at most ``g + 2`` successful memory reads (a search per memory, a reformulation and one more read) and at
+most ``4g + 6`` distinct records shown by them (a search's first :data:`FOCUS_RANK` results, a ``get_memory``'s
+record, a ``list_memories``' records). Both budgets depend on the task
+only, never on the profile's size: a policy that reads broadly without knowing what it needs (generic queries at
+``top_k=10``, listing every category, a question about every topic) runs out of budget before it finds the gold,
+except by the luck of asking about the task's topic (``tests/test_mobilepa_memory_focus.py`` measures the rates
+of honest readers denied and of attackers let through). Gold memories are of distinct record keys (a conflict
+task's gold is the record that holds), so ``g`` is also the number of topics the task needs.
 
 The functions are pure: they read a :class:`~mobility_env.mobilepa.episode.PhoneTrajectory` (or its
 calls) and nothing else, and never raise on a malformed payload (a trajectory read back from JSON).
@@ -34,6 +42,10 @@ from mobility_env.mobilepa.tasks import MemoryGate
 
 #: The memory reads whose answers count as retrieval (see the module docstring).
 RETRIEVING_TOOLS = ("search_memory", "get_memory")
+#: Every memory read: what the focus budgets count.
+READING_TOOLS = ("search_memory", "get_memory", "list_memories")
+#: A search retrieves the records it ranks this high (its query was about them).
+FOCUS_RANK = 5
 
 
 def _memory_id(record: Any) -> str | None:
@@ -41,17 +53,23 @@ def _memory_id(record: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _shown(call: PhoneCall) -> list[str]:
+    """The ids a successful memory read showed, in its order ([] for anything else)."""
+    if not call.succeeded or call.name not in READING_TOOLS or not isinstance(call.payload, dict):
+        return []
+    records = call.payload.get("memory") if call.name == "get_memory" else call.payload.get("memories")
+    if call.name == "get_memory":
+        records = [records]
+    return [i for i in map(_memory_id, records if isinstance(records, list) else ()) if i is not None]
+
+
 def retrieved_memory_ids(calls: Iterable[PhoneCall]) -> set[str]:
-    """The ids of the memories the successful ``search_memory`` and ``get_memory`` calls returned."""
+    """The ids the successful ``search_memory`` calls ranked in their first :data:`FOCUS_RANK` results, and the
+    ``memory`` of successful ``get_memory`` calls."""
     found: set[str] = set()
     for call in calls:
-        if not call.succeeded or call.name not in RETRIEVING_TOOLS or not isinstance(call.payload, dict):
-            continue
-        records = call.payload.get("memories") if call.name == "search_memory" else [call.payload.get("memory")]
-        for record in records if isinstance(records, list) else ():
-            memory_id = _memory_id(record)
-            if memory_id is not None:
-                found.add(memory_id)
+        if call.name in RETRIEVING_TOOLS:
+            found.update(_shown(call)[:FOCUS_RANK])
     return found
 
 
@@ -65,16 +83,25 @@ def memory_gate_check(gate: MemoryGate, trajectory: PhoneTrajectory) -> tuple[bo
     return not missing, detail + (f"; missing {', '.join(missing)}" if missing else "")
 
 
-#: A memory task may read at most half of the user's memories (a sweep — a few generic searches at ``top_k=10`` —
-#: brings back most of a profile), and never less than ``FOCUS_PER_MEMORY`` per gold memory plus ``FOCUS_SLACK``.
-FOCUS_PER_MEMORY = 3
-FOCUS_SLACK = 2
+#: The focus budgets for ``g`` gold memories: successful memory reads ``READS_PER_MEMORY × g + READS_SLACK`` and
+#: distinct records shown ``SHOWN_PER_MEMORY × g + SHOWN_SLACK``.
+READS_PER_MEMORY, READS_SLACK = 1, 2
+SHOWN_PER_MEMORY, SHOWN_SLACK = 4, 6
 
 
-def memory_focus_check(gate: MemoryGate, trajectory: PhoneTrajectory, profile_size: int) -> tuple[bool, str]:
-    """``(passed, detail)``: passed unless the episode read more distinct memories than
-    ``max(FOCUS_PER_MEMORY × gold + FOCUS_SLACK, profile_size // 2)`` — reading most of the profile retrieves the
-    gold without deciding what the task needs (``profile_size``: the memories in the task's ``S_0``)."""
-    limit = max(FOCUS_PER_MEMORY * len(set(gate.memory_ids)) + FOCUS_SLACK, profile_size // 2)
-    read = len(retrieved_memory_ids(trajectory.calls))
-    return read <= limit, f"read {read} distinct memories of {profile_size} (at most {limit} for this task)"
+def focus_budgets(gate: MemoryGate) -> tuple[int, int]:
+    """``(reads, shown)``: the most successful memory reads and distinct records shown ``gate``'s task allows."""
+    gold = len(set(gate.memory_ids))
+    return READS_PER_MEMORY * gold + READS_SLACK, SHOWN_PER_MEMORY * gold + SHOWN_SLACK
+
+
+def memory_focus_check(gate: MemoryGate, trajectory: PhoneTrajectory) -> tuple[bool, str]:
+    """``(passed, detail)``: passed unless the episode made more successful memory reads, or was shown more
+    distinct records, than :func:`focus_budgets` allows (a sweep retrieves the gold without deciding what the
+    task needs)."""
+    reads_allowed, shown_allowed = focus_budgets(gate)
+    shown_by_call = [_shown(call)[:FOCUS_RANK] if call.name == "search_memory" else _shown(call)
+                     for call in trajectory.calls if call.succeeded and call.name in READING_TOOLS]
+    reads, shown = len(shown_by_call), len({i for ids in shown_by_call for i in ids})
+    return reads <= reads_allowed and shown <= shown_allowed, \
+        f"{reads} memory reads (at most {reads_allowed}) showing {shown} distinct records (at most {shown_allowed})"

@@ -27,8 +27,9 @@ of the task's bucket (a missing or invalid prediction is a failure):
   neither name the gold nor hedge).
 
 **Capability gates** (issue 15) sit on top of the bucket: a memory task also needs ``memory_retrieved``
-(every gold memory came back from a successful ``search_memory`` / ``get_memory``) and ``memory_focused`` (it did
-not sweep the memory: at most half of the user's records read, or 3 per gold memory + 2 if that is more), a skill task
+(every gold memory came back among a successful ``search_memory``'s first five results or from a ``get_memory``) and
+``memory_focused`` (it did not sweep the memory: with ``g`` gold memories, at most ``g + 2`` memory reads showing at
+most ``4g + 6`` distinct records), a skill task
 ``skill_loaded``, ``skill_used`` and (skill-only routing) ``tools_after_load``, a sub-agent task ``routed``
 (one successful call to the gold entry tool), ``payload`` (every gold field names an accepted value) and
 ``no_other_agent`` — the right outcome without the memory, the skill or the right hand-off fails.
@@ -126,7 +127,7 @@ def _gate_checks(verdict: Verdict, task: PhoneTask, trajectory: PhoneTrajectory)
         passed, said = memory_gate_check(task.memory_gate, trajectory)
         verdict.add("memory_retrieved", passed, expected=task.memory_gate.memory_ids, stated=said,
                     reason="" if passed else said)
-        focused, said = memory_focus_check(task.memory_gate, trajectory, len(task.initial_state.get("memories", ())))
+        focused, said = memory_focus_check(task.memory_gate, trajectory)
         verdict.add("memory_focused", focused, expected="no sweep of the memory", stated=said,
                     reason="" if focused else f"swept the memory: {said}")
     results = ([skill_gate_check(task.skill_gate, trajectory)] if task.skill_gate is not None else []) + \
@@ -268,8 +269,9 @@ def task_success(task: PhoneTask, trajectory: PhoneTrajectory) -> float:
 #: metrics). Bump it BY HAND when a trajectory can be paid otherwise; weights are settings, not versions.
 #: History: 1 — issue 14's terms; 2 — ``repeated_failure`` no longer charges the retry of a refused call after a
 #: state-changing success, nor after a planted ``transient_failure`` (see :class:`PhoneScorer`); 3 — a capability
-#: task's Φ gives ``GATE_SHARE`` to its gate (memories retrieved, skill loaded, right hand-off), the rest to its bucket.
-PHONE_REWARD_VERSION = 3
+#: task's Φ gives ``GATE_SHARE`` to its gate (memories retrieved, skill loaded, right hand-off), the rest to its bucket;
+#: 4 — a search retrieves only its first ``FOCUS_RANK`` results (the memory gate's progress in Φ reads it too).
+PHONE_REWARD_VERSION = 4
 #: The feedback observation (``{"status", "error_type", "payload"}``) and the bucket verifiers of ``MobilePA-v0``:
 #: bump when either reads or judges the same calls differently. Runs record them (``run.json``).
 #: History: 1 — issue 14; 2 — the reset context holds the phone's clock (``now``), so "tomorrow" can be dated.
@@ -278,8 +280,10 @@ PHONE_OBSERVATION_VERSION = 2
 #: count, a quantity is named by its amount in any spelling, and behaviour answers must not state other values of an
 #: asked quantity (``no_other_values``) nor name the other choices of a vocabulary (``no_excluded_words``); 3 — the
 #: capability gates of issue 15 (``memory_retrieved``; ``skill_loaded`` / ``skill_used`` / ``tools_after_load``;
-#: ``routed`` / ``payload`` / ``no_other_agent``) on top of the bucket's checks, and ``memory_focused`` (no sweep).
-PHONE_VERDICT_VERSION = 3
+#: ``routed`` / ``payload`` / ``no_other_agent``) on top of the bucket's checks, and ``memory_focused`` (no sweep);
+#: 4 — a search retrieves only its first ``FOCUS_RANK`` results and ``memory_focused`` counts reads and records shown
+#: against budgets set by the task's gold memories (``g + 2`` and ``4g + 6``), no longer half the profile.
+PHONE_VERDICT_VERSION = 4
 
 
 def phone_format_versions() -> dict[str, int]:

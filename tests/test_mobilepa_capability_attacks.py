@@ -7,13 +7,16 @@ collect less than the oracle's return:
 * memory: guessing memory ids (``get_memory`` of random ``mem-`` ids), the right outcome without any
   memory read (the oracle's calls with its searches removed: its arguments carry what memory said),
   listing every category instead of searching (``list_memories`` does not count as retrieval), sweeping
-  the memory with six generic searches at ``top_k=10`` (``memory_focused``; a residual of lucky searches
-  that read at most half the profile is bounded, see :func:`_assert_no_exploit`);
+  the memory with six generic searches at ``top_k=10`` (``memory_focused``; adaptive sweeps are drawn in
+  ``test_mobilepa_memory_focus.py``). When a planted ``transient_failure`` refuses one of the six, the
+  play is a five-query sweep: it may pass by luck when its broad words are the task's own topics (a
+  "take me home my usual way" task and the query "home work place 家 公司"); such passes are shown apart,
+  and that family's lucky rate is what ``test_mobilepa_memory_focus.py`` measures and bounds;
 * skill: loading every offered skill and answering, the oracle's work without loading its skill;
 * sub-agent: handing the task to every offered agent with the gold payload, the gold agent with a
   payload missing a field.
 
-The rates are printed (``-s``) and every exploit count must be 0 (the sweep's residual aside).
+The rates are printed (``-s``) and every exploit count must be 0.
 """
 
 from __future__ import annotations
@@ -122,7 +125,8 @@ def _sweep(tasks: list[PhoneTask], seed: int) -> tuple[Counter, Counter]:
     oracle = {r["task_id"]: r for r in play_tasks(PhoneOracleAgent(), env, ids)}
     assert all(r["metrics"]["success"] == 1.0 for r in oracle.values())
     rng = random.Random(seed)
-    tried, exploits = Counter(), Counter()
+    tried: Counter[str] = Counter()
+    exploits: Counter[str] = Counter()
     per_kind: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for task in tasks:
         for kind, actions in attacks(task, rng).items():
@@ -135,19 +139,28 @@ def _sweep(tasks: list[PhoneTask], seed: int) -> tuple[Counter, Counter]:
                           if c["name"].startswith("route_to_") and c["status"] == "success"}
                 exploits["(real: 2+ agents took it)"] += len(handed) >= 2
             best = oracle[record["task_id"]]
-            if record["metrics"].get("success") or record["return"] >= best["return"] - 1e-9:
+            won = record["metrics"].get("success") or record["return"] >= best["return"] - 1e-9
+            if won and kind == "sweep" and _searches(record) < len(SWEEP):
+                # a planted transient_failure cut the sweep short: a smaller task-blind sweep, whose lucky
+                # passes (its broad words happened to be the task's topics) test_mobilepa_memory_focus.py
+                # measures and bounds (generic_sweep); shown here, not counted as this attack's exploit
+                exploits["(sweep cut short, lucky)"] += 1
+            elif won:
                 exploits[kind] += 1
     real = exploits.pop("(real: 2+ agents took it)", 0)
     tried["delegate_to_all (2+ agents took it)"] = real  # shown, not an exploit: the attack really delegated
+    tried["sweep (cut short by a planted failure, lucky)"] = exploits.pop("(sweep cut short, lucky)", 0)
     return tried, exploits
 
 
+def _searches(record: dict[str, Any]) -> int:
+    """The successful ``search_memory`` calls of a played record."""
+    return sum(c["name"] == "search_memory" and c["status"] == "success" for c in record["trajectory"]["calls"])
+
+
 def _assert_no_exploit(tried: Counter, exploits: Counter) -> None:
-    """No attack passes; except that six generic searches may, rarely, hit the gold while reading no more than
-    half of the profile (then they were searches, not a sweep: ``memory_focused`` lets them through by design).
-    That residual is bounded at 10 % of the tasks."""
-    assert sum(n for kind, n in exploits.items() if kind != "sweep") == 0, dict(exploits)
-    assert exploits["sweep"] <= 0.1 * tried["sweep"], dict(exploits)
+    """No attack passes, nor earns the oracle's return."""
+    assert sum(exploits.values()) == 0, dict(exploits)
 
 
 def _rates(tried: Counter, exploits: Counter) -> dict[str, str]:

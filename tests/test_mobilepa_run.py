@@ -151,7 +151,7 @@ def test_cli_run_eval_report_export_and_resume(tmp_path, capsys):
 
     table = pq.read_table(export_run(out, tmp_path / "x.parquet")).to_pylist()
     assert len(table) == 12 and {r["task_scenario"] for r in table} == {r["category"] for r in results}
-    assert all(r["fpr"] == 1.0 for r in table) and all(r["turns"] for r in table)
+    assert all(r["fpr"] == 1.0 for r in table) and all(r["messages"] for r in table)
     assert {r["dimension"] for r in table} == {r["dimension"] for r in results}
     assert {r["bucket"] for r in table} == {r["bucket"] for r in results}
 

@@ -104,7 +104,7 @@ def test_group_samples_export_with_advantages(tmp_path, built_dir):
     groups = {}
     for row in rows:
         groups.setdefault(row["episode_id"], []).append(row)
-        assert row["turns"] and row["turns"][0]["role"] == "assistant"
+        assert [m["role"] for m in row["prompt"]] == ["system", "user"] and row["messages"][2]["role"] == "assistant"
         assert abs(sum(row["step_rewards"]) - row["total_reward"]) < 1e-9
     assert len(groups) == 4 and all(len(g) == 3 for g in groups.values())
     for group in groups.values():

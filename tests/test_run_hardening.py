@@ -139,7 +139,7 @@ def test_a_cut_emoji_answer_is_written_read_back_and_exported(tmp_path, sample_c
     main_cli(capsys, "report", str(config.out_dir))
     (config.out_dir / "report.md").read_text(encoding="utf-8")
     rows = pq.read_table(export_run(config.out_dir, tmp_path / "rl.parquet")).to_pylist()
-    finals = [json.loads(row["turns"][-2]["content"])["arguments"]["answer"] for row in rows]
+    finals = [json.loads(row["messages"][-2]["tool_calls"][0]["function"]["arguments"])["answer"] for row in rows]
     assert all(f.endswith("\ufffd") for f in finals)
 
 

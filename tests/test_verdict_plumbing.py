@@ -121,7 +121,7 @@ def test_export_carries_verdict_and_failed_checks(oracle_run, tmp_path):
     records = {r["episode_id"]: r for r in read_results(oracle_run / "results.jsonl")}
     for row in table:
         verdict = records[row["episode_id"]]["verdict"]
-        assert json.loads(row["verdict"]) == verdict
+        assert row["verdict"] == verdict  # a native struct with the same fields
         assert row["failed_checks"] == [c["name"] for c in verdict["checks"] if not c["passed"]]
 
 
