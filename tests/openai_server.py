@@ -335,8 +335,7 @@ class ScriptedOpenAIServer:
     @property
     def base_url(self) -> str:
         assert self._httpd is not None, "start the server first (use it as a context manager)"
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://127.0.0.1:{self._httpd.server_port}/v1"
 
     # ------------------------------------------------------------------ script
     def _take(self) -> Turn | None:
