@@ -19,12 +19,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator, Protocol
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .canonical import canonical_request
+from .canonical import CanonicalRequest, canonical_request
 from .episode import Episode, RecordedCall, new_episode, new_recorded_call, new_repair, new_tool_call
 from .errors import CorruptDataError, DuplicateEpisodeError
 from .layout import (CHECKSUM, EPISODES_FILE, EPISODES_SCHEMA, FORMAT_VERSION, MANIFEST_FILE, SANDBOX_FILE,
@@ -37,8 +37,8 @@ from .trajectory import LazyJSON
 
 __all__ = [
     # the writer and the row encoding
-    "build_directory", "sandbox_rows", "episode_row", "episode_from_record", "recorded_call_from_entry",
-    "RecordDecodeError",
+    "build_directory", "sandbox_rows", "sandbox_row", "episode_row", "episode_from_record",
+    "recorded_call_from_entry", "RecordDecodeError", "GlobalRows", "GLOBAL_EPISODE_ID",
     # mobility_env.layout, re-exported: importing them from here keeps working
     "CHECKSUM", "EPISODES_FILE", "EPISODES_SCHEMA", "FORMAT_VERSION", "MANIFEST_FILE", "SANDBOX_FILE",
     "SANDBOX_SCHEMA", "SOURCE_FILES", "DerivedFileWarning", "DirectoryCheck", "FormatVersionWarning",
@@ -53,20 +53,36 @@ def _dumps(value: Any) -> str:
 
 def sandbox_rows(episode: Episode) -> list[dict[str, Any]]:
     """The sandbox rows of one episode (every recorded call, gold first)."""
-    rows = []
-    for call in episode.recorded:
-        valid = not validate_call(call.name, call.arguments)
-        req = canonical_request(call.name, call.arguments if valid else {})
-        first = req.points[0] if req.points else (float("nan"), float("nan"))
-        rows.append({
-            "episode_id": episode.episode_id, "tool": call.name, "arguments": _dumps(call.arguments),
-            "key": req.key if valid else "", "name": req.name, "city": req.city, "options": req.options,
-            "points": ";".join(f"{lng:.6f},{lat:.6f}" for lng, lat in req.points),
-            "lng": first[0], "lat": first[1], "response": _dumps(call.response),
-            "source_column": call.source_column, "gold_index": -1 if call.gold_index is None else call.gold_index,
-            "truncated": call.truncated, "valid": valid,
-        })
-    return rows
+    return [sandbox_row(episode.episode_id, call.name, call.arguments, _dumps(call.response),
+                        source_column=call.source_column, gold_index=call.gold_index, truncated=call.truncated)
+            for call in episode.recorded]
+
+
+#: ``episode_id`` of the rows that belong to no episode (:func:`build_directory`'s ``global_rows``):
+#: no episode's span holds them, so only the sandbox's global stage serves them.
+GLOBAL_EPISODE_ID = ""
+
+
+def sandbox_row(episode_id: str, tool: str, arguments: Any, response_text: str, *, source_column: str,
+                gold_index: int | None = None, truncated: bool = False,
+                request: CanonicalRequest | None = None) -> dict[str, Any]:
+    """One sandbox row (``SANDBOX_SCHEMA``) for a recorded call whose response is already JSON text.
+
+    ``request``: the call's canonical request when the caller validated the arguments and
+    computed it already (the row is then ``valid``); otherwise the arguments are validated here
+    and an invalid call gets an empty key (stored, never served by the exact stage).
+    """
+    valid = request is not None or not validate_call(tool, arguments)
+    req = request if request is not None else canonical_request(tool, arguments if valid else {})
+    first = req.points[0] if req.points else (float("nan"), float("nan"))
+    return {
+        "episode_id": episode_id, "tool": tool, "arguments": _dumps(arguments),
+        "key": req.key if valid else "", "name": req.name, "city": req.city, "options": req.options,
+        "points": ";".join(f"{lng:.6f},{lat:.6f}" for lng, lat in req.points),
+        "lng": first[0], "lat": first[1], "response": response_text,
+        "source_column": source_column, "gold_index": -1 if gold_index is None else gold_index,
+        "truncated": truncated, "valid": valid,
+    }
 
 
 def episode_row(episode: Episode, start: int, stop: int) -> dict[str, Any]:
@@ -179,25 +195,35 @@ def _object(value: Any, column: str) -> dict[str, Any]:
 
 
 class _ColumnBuffer:
-    """Accumulates rows column-wise and flushes row groups to a ParquetWriter."""
+    """Accumulates rows column-wise and flushes row groups to a ParquetWriter.
 
-    def __init__(self, path: Path, schema: pa.Schema, flush_rows: int):
+    A row group is written every ``flush_rows`` rows or once its text columns hold
+    ``flush_chars`` characters, whichever comes first: memory stays bounded however large the
+    responses are (an official driving-route file holds ~10-30 kB per response).
+    """
+
+    def __init__(self, path: Path, schema: pa.Schema, flush_rows: int, flush_chars: int = 8 << 20):
         self.schema = schema
         self.writer = pq.ParquetWriter(str(path), schema, compression="zstd")
         self.columns: dict[str, list] = {name: [] for name in schema.names}
+        self.text_columns = [name for name in schema.names if schema.field(name).type == pa.string()]
         self.flush_rows = flush_rows
+        self.flush_chars = flush_chars
+        self.chars = 0
         self.count = 0
 
     def add(self, row: dict[str, Any]) -> None:
         for name, column in self.columns.items():
             column.append(row[name])
         self.count += 1
-        if len(self.columns["episode_id"]) >= self.flush_rows:
+        self.chars += sum(len(row[name] or "") for name in self.text_columns)
+        if self.chars >= self.flush_chars or len(self.columns["episode_id"]) >= self.flush_rows:
             self.flush()
 
     def flush(self) -> None:
         if self.columns["episode_id"]:
             columns, self.columns = self.columns, {name: [] for name in self.schema.names}
+            self.chars = 0
             self.writer.write_table(pa.table(columns, schema=self.schema))
 
     def close(self) -> None:
@@ -205,16 +231,35 @@ class _ColumnBuffer:
         self.writer.close()
 
 
+class GlobalRows(Protocol):
+    """Sandbox rows that belong to no episode, e.g. an official replay cache
+    (:class:`mobility_env.official_sandbox.OfficialSandboxImport`): iterated once by
+    :func:`build_directory`, then asked what to record in ``manifest.json``."""
+
+    def __iter__(self) -> Iterator[dict[str, Any]]: ...
+
+    def manifest_entry(self) -> dict[str, Any]: ...
+
+
 def build_directory(episodes: Iterable[Episode], out_dir: str | os.PathLike, *, source: str = "",
-                    report: dict[str, Any] | None = None, flush_rows: int = 20_000) -> Path:
+                    report: dict[str, Any] | None = None, flush_rows: int = 20_000,
+                    global_rows: GlobalRows | None = None) -> Path:
     """Write a built directory from episodes (streamed: memory stays flat at any size).
 
     Episode ids must be unique; a duplicate raises :class:`DuplicateEpisodeError` (a
     ValueError) naming both source rows. Files are first written under temporary names and
     renamed at the end, so an interrupted build never leaves a half-written directory that
     looks complete; the manifest records every file's size and checksum last.
+
+    ``global_rows``: sandbox rows (``SANDBOX_SCHEMA`` dicts, ``episode_id`` =
+    :data:`GLOBAL_EPISODE_ID`) written after every episode's rows. No episode span holds them,
+    so the sandbox serves them only in its global stage (exact, fuzzy, nearest), and there
+    every tie goes to the lowest row: an episode's own recorded call is never shadowed by them.
+    The manifest records their count (``global_rows``) and ``global_rows.manifest_entry()``
+    (under ``sandbox_import``).
     """
     out = Path(out_dir)
+    created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     tmp_episodes, tmp_sandbox = out / (EPISODES_FILE + ".tmp"), out / (SANDBOX_FILE + ".tmp")
     episodes_buf = _ColumnBuffer(tmp_episodes, EPISODES_SCHEMA, flush_rows)
@@ -234,6 +279,9 @@ def build_directory(episodes: Iterable[Episode], out_dir: str | os.PathLike, *, 
                     sandbox_buf.add(row)
                 episodes_buf.add(episode_row(episode, start, sandbox_buf.count))
                 scenarios[episode.task_scenario] = scenarios.get(episode.task_scenario, 0) + 1
+            episode_rows = sandbox_buf.count
+            for row in global_rows if global_rows is not None else ():
+                sandbox_buf.add(row)
             episodes_buf.flush()
             sandbox_buf.flush()
         except UnicodeEncodeError as exc:  # raised when a batch is written; load_episodes rejects such rows itself
@@ -245,6 +293,11 @@ def build_directory(episodes: Iterable[Episode], out_dir: str | os.PathLike, *, 
         sandbox_buf.close()
         tmp_episodes.unlink(missing_ok=True)
         tmp_sandbox.unlink(missing_ok=True)
+        if created:  # a folder made for this build, left empty: remove it (never one that holds anything)
+            try:
+                out.rmdir()
+            except OSError:
+                pass
         raise
     episodes_buf.close()
     sandbox_buf.close()
@@ -252,10 +305,14 @@ def build_directory(episodes: Iterable[Episode], out_dir: str | os.PathLike, *, 
     (out / MANIFEST_FILE).unlink(missing_ok=True)
     os.replace(tmp_episodes, out / EPISODES_FILE)
     os.replace(tmp_sandbox, out / SANDBOX_FILE)
-    write_manifest(out, {
+    manifest: dict[str, Any] = {
         "format_version": FORMAT_VERSION, "source": source, "episodes": episodes_buf.count,
         "sandbox_entries": sandbox_buf.count, "scenarios": dict(sorted(scenarios.items())),
         "load_report": report or {},
-    })
+    }
+    if global_rows is not None:
+        manifest["global_rows"] = sandbox_buf.count - episode_rows
+        manifest["sandbox_import"] = global_rows.manifest_entry()
+    write_manifest(out, manifest)
     write_replay_index(out)  # writes the derived files, then records every file's checksum in the manifest
     return out

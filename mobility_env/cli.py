@@ -20,7 +20,7 @@ from .literal import MAX_CELL_BYTES, MAX_DEPTH
 
 # Modules that contribute subcommands; each exposes register(subparsers).
 COMMAND_MODULES = ("mobility_env.cli", "mobility_env.synth.commands", "mobility_agents.commands",
-                   "mobility_rewards.commands")
+                   "mobility_agents.serve", "mobility_rewards.commands")
 
 
 def _positive_int(text: str) -> int:
@@ -45,7 +45,26 @@ def _cmd_build(args: argparse.Namespace) -> int:
         print(f"  rejected: {rejection}", file=sys.stderr)
     if len(report.rejected) > 50:
         print(f"  ... and {len(report.rejected) - 50} more (see manifest.json)", file=sys.stderr)
-    out = build_directory(episodes, args.out, source=str(args.src), report=report.to_dict())
+    imported = None
+    if args.sandbox_dir is not None:
+        from .official_sandbox import OfficialSandboxImport
+
+        imported = OfficialSandboxImport(args.sandbox_dir)
+        imported.plan()  # a folder without official files fails now, before anything is written
+    elif args.src.is_dir():
+        from .layout import read_manifest
+
+        if (read_manifest(args.src) or {}).get("sandbox_import"):
+            print(f"note: {args.src} holds entries imported from an official sandbox folder; they belong to no "
+                  f"episode and are not carried over: pass --sandbox-dir again to import them", file=sys.stderr)
+    out = build_directory(episodes, args.out, source=str(args.src), report=report.to_dict(), global_rows=imported)
+    if imported is not None:
+        print(imported.report.summary())
+        for problem in imported.report.problems[:20]:
+            print(f"  skipped: {problem}", file=sys.stderr)
+        if imported.report.problem_count > 20:
+            print(f"  ... and {imported.report.problem_count - 20} more (see sandbox_import in manifest.json)",
+                  file=sys.stderr)
     print(f"wrote {out / 'episodes.parquet'} and {out / 'sandbox.parquet'}")
     return 0
 
@@ -71,7 +90,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build = subparsers.add_parser(
         "build", help="compile an official CSV/XLSX/JSONL (or Parquet) into a built directory",
         description="Load episodes (reporting repaired and rejected rows) and write "
-                    "DIR/episodes.parquet, DIR/sandbox.parquet and DIR/manifest.json.")
+                    "DIR/episodes.parquet, DIR/sandbox.parquet and DIR/manifest.json. With --sandbox-dir, "
+                    "also import the official per-tool replay cache (driving_route_handle.json, ...) into "
+                    "the global replay scope, streamed; entries that cannot be read are skipped and listed "
+                    "in manifest.json (sandbox_import).")
     build.add_argument("src", type=Path, help="official .csv/.xlsx/.jsonl file, episodes .parquet, or built directory")
     build.add_argument("--out", type=Path, required=True, help="output directory")
     build.add_argument("--strict", action="store_true", help="fail on the first unusable row instead of reporting it")
@@ -81,6 +103,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help=f"reject a row with a cell nested deeper than this (default {MAX_DEPTH})")
     build.add_argument("--max-row-bytes", type=_positive_int,
                        help="reject a row over this many bytes (default twice --max-cell-bytes)")
+    build.add_argument("--sandbox-dir", type=Path, metavar="DIR2",
+                       help="folder of the official per-tool sandbox JSON files (driving_route_handle.json, "
+                            "walking_route_handle.json, reverse_geocoding_sandbox.json, ...): their entries are "
+                            "added to the global replay scope (served to any episode after its own calls; never "
+                            "in place of them); a file that is cut short or not a JSON object stops the build")
     build.set_defaults(func=_cmd_build)
 
     index = subparsers.add_parser(

@@ -94,7 +94,12 @@ from .tools import MAP_TOOLS, TOOLS
 INDEX_VERSION = 1
 META_FILE = "meta.json"
 NAMES_FILE = "names.arrow"
-BATCH_ROWS = 1 << 16              # fixed rows per Arrow batch: row i is in batch i >> 16
+BATCH_ROWS = 1 << 16              # most rows per Arrow batch: row i is in batch i // batch_rows (meta)
+MIN_BATCH_ROWS = 1 << 10
+#: Each batch is held whole while it is written: a directory of large responses (an official driving-route
+#: file holds ~20 kB each) gets fewer rows per batch, so that one batch stays near this size.
+BATCH_BYTES = 32 << 20
+
 TOOL_ORDER: tuple[str, ...] = MAP_TOOLS
 TOOL_CODE: dict[str, int] = {name: i for i, name in enumerate(TOOL_ORDER)}
 FUZZY_TOOLS: tuple[str, ...] = tuple(t for t in TOOL_ORDER if TOOLS[t].kind in ("poi", "traffic", "weather"))
@@ -269,6 +274,19 @@ def _with_compact(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     return pa.record_batch(columns + [pa.array(compact, pa.large_string())], schema=schema)
 
 
+def batch_rows_for(source: pq.ParquetFile) -> int:
+    """Rows per batch for ``source``: the power of two (``MIN_BATCH_ROWS`` .. ``BATCH_ROWS``) whose rows hold
+    about ``BATCH_BYTES`` uncompressed, by the file's average row size."""
+    meta = source.metadata
+    if meta is None or meta.num_rows == 0:
+        return BATCH_ROWS
+    size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    rows = BATCH_ROWS
+    while rows > MIN_BATCH_ROWS and rows * size > BATCH_BYTES * meta.num_rows:
+        rows >>= 1
+    return rows
+
+
 def _rebatch(batches: Iterable[pa.RecordBatch], rows: int) -> Iterable[pa.RecordBatch]:
     """Batches of exactly ``rows`` rows (the last may be shorter)."""
     pending: list[pa.RecordBatch] = []
@@ -421,7 +439,8 @@ def _write_replay_index(directory: Path, sandbox_schema: pa.Schema | None) -> Pa
     schema = arrow_schema(sandbox_schema or SANDBOX_SCHEMA)
     tmp_arrow = directory / (ARROW_FILE + ".tmp")
     with pa.OSFile(str(tmp_arrow), "wb") as sink, ipc.new_file(sink, schema) as writer:
-        for batch in _rebatch(source.iter_batches(batch_size=8192), BATCH_ROWS):
+        batch_rows = batch_rows_for(source)
+        for batch in _rebatch(source.iter_batches(batch_size=min(8192, batch_rows)), batch_rows):
             writer.write_batch(_with_compact(batch, schema))
     table = pq.read_table(directory / SANDBOX_FILE, columns=_INDEX_COLUMNS)
     arrays, meta, name_vocab = compute_arrays({c: table.column(c).to_pylist() for c in _INDEX_COLUMNS})
@@ -430,7 +449,7 @@ def _write_replay_index(directory: Path, sandbox_schema: pa.Schema | None) -> Pa
                                  spans.column("sandbox_stop").to_numpy()))
     versions = {"index_version": INDEX_VERSION, "observation_version": observation.OBSERVATION_VERSION}
     meta.update(versions)
-    meta["batch_rows"] = BATCH_ROWS
+    meta["batch_rows"] = batch_rows
     meta["parquet"] = parquet_fingerprint(directory / SANDBOX_FILE)
     meta["episodes_parquet"] = parquet_fingerprint(directory / EPISODES_FILE)
     tmp_dir = directory / (INDEX_DIR + ".tmp")
