@@ -30,9 +30,16 @@ kernel does not grant AMX to the process (some VMs and sandboxes) every decode s
 ``--no-extra-bufts`` (on by default) starts the server with llama.cpp's extra weight buffer
 types off (``use_extra_bufts = false``: no AMX, no repacking), which avoids it.
 
+``--llama-server PATH`` serves with llama.cpp's own ``llama-server`` instead (``--jinja``: the
+GGUF's chat template, or ``--chat-template-file``'s, rendered by llama.cpp, which parses the tool
+calls of templates it recognizes); the binary can be built from the llama.cpp that
+llama-cpp-python's source distribution vendors (``cmake --build build --target llama-server``).
+
 Example (the model server lives outside the repo's virtualenv)::
 
     OPENAI_API_KEY=EMPTY python benchmarks/real_model_smoke.py --episodes 2 --out /tmp/smoke
+    OPENAI_API_KEY=EMPTY python benchmarks/real_model_smoke.py --llama-server ~/llama.cpp/build/bin/llama-server \
+        --tool-modes native --tool-choice required --episodes 10 --out /tmp/smoke-ls
     python benchmarks/real_model_smoke.py --report-only --out /tmp/smoke   # re-read, no server
 """
 
@@ -105,6 +112,11 @@ class ModelServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def command(self) -> list[str]:
+        if self.args.llama_server:  # llama.cpp's own server: the GGUF's template through its Jinja engine
+            return [str(self.args.llama_server), "--model", str(self.args.model_path), "--host", "127.0.0.1",
+                    "--port", str(self.port), "--ctx-size", str(self.args.n_ctx), "--threads", str(self.args.n_threads),
+                    "--threads-batch", str(self.args.n_threads), "--parallel", "1", "--jinja"] + \
+                (["--chat-template-file", str(self.args.chat_template_file)] if self.args.chat_template_file else [])
         mode = "no-extra-bufts" if self.args.no_extra_bufts else "defaults"
         command = [self.args.server_python, "-c", _SERVER_BOOTSTRAP, mode, "--model", str(self.args.model_path),
                    "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.args.n_ctx),
@@ -153,7 +165,8 @@ class ModelServer:
         self.chat_format = chat_format
         started = time.perf_counter()
         self.start()
-        print(f"model server: {self.base_url}, chat format {chat_format or 'of the GGUF template'} "
+        shown = "llama-server --jinja" if self.args.llama_server else (chat_format or "of the GGUF template")
+        print(f"model server: {self.base_url}, chat format {shown} "
               f"(ready in {time.perf_counter() - started:.1f} s)", flush=True)
 
     def stop(self) -> None:
@@ -442,6 +455,14 @@ def build_parser() -> argparse.ArgumentParser:
                     "llama.cpp server (started here on 127.0.0.1, stopped at exit) and print a smoke-test table.",
         epilog="Episodes: the first N of --data (bundled set by default; its order mixes the scenarios). "
                "The API key is OPENAI_API_KEY (set to EMPTY when unset). Not a test; writes OUT/report.json.")
+    parser.add_argument("--llama-server", type=Path,
+                        help="a llama.cpp `llama-server` binary: serve with it (`--jinja`: the GGUF's chat template "
+                             "rendered by llama.cpp, which adds tools to a template that has none and parses tool "
+                             "calls) instead of llama-cpp-python; --server-python, --chat-format and "
+                             "--no-extra-bufts are then unused")
+    parser.add_argument("--chat-template-file", type=Path,
+                        help="with --llama-server: a Jinja chat template file replacing the GGUF's (for models "
+                             "whose own template does not render tools)")
     parser.add_argument("--server-python", default=DEFAULT_SERVER_PYTHON,
                         help=f"Python with llama-cpp-python[server] installed (default {DEFAULT_SERVER_PYTHON})")
     have_default = Path(DEFAULT_MODEL).exists()
@@ -505,7 +526,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         if out.exists() and any(out.iterdir()):
             raise SystemExit(f"{out} is not empty; choose another --out (or --report-only to re-read it)")
-        if not Path(args.server_python).exists():
+        if args.llama_server and not args.llama_server.exists():
+            raise SystemExit(f"--llama-server {args.llama_server}: not found")
+        if not args.llama_server and not Path(args.server_python).exists():
             raise SystemExit(f"--server-python {args.server_python}: not found")
         if not args.model_path.exists():
             raise SystemExit(f"--model-path {args.model_path}: not found")
@@ -517,7 +540,8 @@ def main(argv: list[str] | None = None) -> int:
                 server.fresh(chat_format_of[mode])
                 print(f"running {name} over {args.episodes} episode(s)...", flush=True)
                 runs[name] = run_combo(args, server, agent, mode, out / name)
-                runs[name]["chat_format"] = server.chat_format or "gguf-template"
+                runs[name]["chat_format"] = "llama-server --jinja" if args.llama_server else \
+                    (server.chat_format or "gguf-template")
                 print(f"  exit status {runs[name]['exit_status']} in {runs[name]['wall_s']} s"
                       + ("" if runs[name]["server_alive_after"] else " — the model server died"), flush=True)
             server_info = {"base_url": server.base_url, "starts": server.starts, "died_with": server.exits}
