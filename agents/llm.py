@@ -597,6 +597,19 @@ class _BodyTooLarge(Exception):
     """A reply body grew past the client's byte limit while it was being read."""
 
 
+def _too_large(exc: BaseException) -> _BodyTooLarge | None:
+    """The :class:`_BodyTooLarge` behind ``exc``: newer ``openai`` releases wrap an error raised while a
+    body is read into ``APIConnectionError``."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, _BodyTooLarge):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def _proxy_for(url: Any) -> str | None:
     """The proxy the environment (``HTTPS_PROXY``, ``NO_PROXY``…) names for ``url``; never for loopback."""
     host = str(url.host)
@@ -966,6 +979,11 @@ class LLMClient:
                 wait = _retry_after(exc.response)
                 last, kind = f"HTTP {status}: {detail[:300]}", "llm_unavailable"
             except openai.APIConnectionError as exc:
+                too_large = _too_large(exc)
+                if too_large is not None:
+                    self._answered()
+                    raise AgentFailure("reply_too_large", f"{what}: {too_large} "
+                                                          f"(max_reply_chars={config.max_reply_chars:,})") from None
                 last, kind = f"connection error: {_cause_text(exc)}", "llm_unavailable"
             except ValueError as exc:  # a 200 whose body is not JSON (a proxy's error page)
                 last, kind = f"the reply body is not JSON ({exc})", "llm_bad_response"
@@ -1017,6 +1035,9 @@ class LLMClient:
                 if re.search(r"tool", detail, re.IGNORECASE) else ""
             raise EndpointRejected(f"{where}: {what}: HTTP {status} ({detail}){hint}", base_url=base_url) from None
         except openai.APIConnectionError as exc:
+            too_large = _too_large(exc)
+            if too_large is not None:
+                raise EndpointProtocolError(f"{where}: {what}: {too_large}", base_url=base_url) from None
             raise EndpointDown(f"{where}: cannot connect ({_cause_text(exc)})", base_url=base_url) from None
         except ValueError as exc:
             raise EndpointProtocolError(f"{where}: {what}: the reply body is not JSON ({exc}); is base_url the "
