@@ -25,8 +25,9 @@ from mobility_env.env import MobilityEnv
 from mobility_env.errors import DataFileError
 from mobility_env.layout import CHECKSUM
 from mobility_env.observation import format_response
+from mobility_env.json_stream import _Window
 from mobility_env.official_sandbox import (OFFICIAL_FILES, SOURCE_COLUMN_PREFIX, OfficialSandboxFileError,
-                                           OfficialSandboxImport, _Window, read_official_entries)
+                                           OfficialSandboxImport, read_official_entries)
 from mobility_env.sandbox import Sandbox
 
 REPO = Path(__file__).resolve().parents[1]
