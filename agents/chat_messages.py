@@ -40,7 +40,7 @@ from typing import Any
 
 from mobility_env.runfiles import clean_strings, json_text
 
-from .prompts import render_prompt
+from .prompts import render_prompt, task_prompt
 
 #: The keys of one exported message, in the order of the Arrow struct (``MESSAGE_TYPE``).
 MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
@@ -208,12 +208,11 @@ def _named_call(action: Any) -> tuple[str, str] | None:
 
 
 def _synthesized(trajectory: dict[str, Any], steps: list[_Step], settings: SynthesisSettings) -> Conversation:
-    context = json.dumps(trajectory.get("context"), ensure_ascii=False, default=str)
     messages = [
         _message("system", render_prompt("react_system", settings.language, suite=settings.suite,
                                          max_steps=settings.max_steps)),
-        _message("user", render_prompt("task", settings.language, suite=settings.suite,
-                                       query=_text(trajectory.get("query")) or "", context=context)),
+        _message("user", task_prompt(settings.language, suite=settings.suite,
+                                     query=_text(trajectory.get("query")) or "", context=trajectory.get("context"))),
     ]
     rewards: list[float | None] = [None, None]
     for index, step in enumerate(steps):

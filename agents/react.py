@@ -30,20 +30,18 @@ Example::
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .base import Agent, AgentFailure, EpisodeSession
 from .llm import LLMClient, LLMConfig, LLMReply
-from .prompts import render_prompt
+from .prompts import render_prompt, task_prompt
 
 ROLE = "react"
 
 
 def task_message(session: EpisodeSession, language: str) -> str:
     """The user turn: the request and the episode context (MobilePA: the earlier dialogue)."""
-    return render_prompt("task", language, suite=session.suite, query=session.query,
-                         context=json.dumps(session.context, ensure_ascii=False))
+    return task_prompt(language, suite=session.suite, query=session.query, context=session.context)
 
 
 def execute_tool_calls(session: EpisodeSession, reply: LLMReply, messages: list[dict[str, Any]]) -> None:

@@ -403,7 +403,7 @@ class OfficialSandboxImport:
                 stats.entries += 1
                 try:
                     for key in entry.keys:
-                        bad_key = _text_problem(key)
+                        bad_key = text_problem(key)
                         if bad_key is not None:
                             raise _Rejected("bad_text", f"a key is not UTF-8 text: {bad_key}")
                     arguments = fmt.arguments(entry.keys)
@@ -429,7 +429,7 @@ class OfficialSandboxImport:
                             raise _Rejected("bad_json", f"not JSON data ({exc})") from None
                     row = sandbox_row(GLOBAL_EPISODE_ID, tool, arguments, response_text, source_column=source_column,
                                       request=request)
-                    bad_text = _text_problem(row["arguments"]) or _text_problem(response_text)
+                    bad_text = text_problem(row["arguments"]) or text_problem(response_text)
                     if bad_text is not None:
                         raise _Rejected("bad_text", bad_text)
                 except _Rejected as rejected:
@@ -439,16 +439,6 @@ class OfficialSandboxImport:
                 stats.imported += 1
                 yield row
             stats.checksum = reader.window.hasher.hexdigest()
-
-
-def _text_problem(text: str) -> str | None:
-    """:func:`~mobility_env.literal.text_problem`, fast when there is none (UTF-8 encoding is a
-    C loop; the regex that names the character runs only when encoding fails)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text_problem(text) or "not valid UTF-8 text"
-    return None
 
 
 _SPACED = (", ", ": ", "{ ", "[ ", " }", " ]", " ,", " :")

@@ -14,6 +14,7 @@ are shared. ``render_prompt(name, language, suite=...)`` picks the suite's text 
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from importlib.resources import files
 from string import Template
@@ -46,6 +47,11 @@ def render_prompt(name: str, language: str, *, suite: str | None = None, **value
     name = SUITE_PROMPTS.get(suite or "", {}).get(name, name)
     defaults = {"scenarios": "\n".join(f"  - {s}" for s in SCENARIOS), "plan_steps": ", ".join(ATOMIC_STEPS)}
     return Template(prompt_text(name, language)).substitute({**defaults, **values}).strip()
+
+
+def task_prompt(language: str, *, suite: str | None, query: str, context: Any) -> str:
+    """The user turn of an episode: the request and its context (MobilePA: the earlier dialogue) as JSON."""
+    return render_prompt("task", language, suite=suite, query=query, context=json.dumps(context, ensure_ascii=False))
 
 
 def observation_label(language: str) -> str:
