@@ -3,9 +3,12 @@
 A memory task (``PhoneTask.memory_gate``, :class:`~mobility_env.mobilepa.tasks.MemoryGate`) passes only
 when its bucket's checker passes **and** every one of its gold ``memory_ids`` was retrieved:
 
-* retrieved means it came back among the first :data:`FOCUS_RANK` (5, the default ``top_k``) results of a
-  **successful** ``search_memory`` (a broad query at ``top_k=10`` that lists it lower down does not count) or as
-  the ``memory`` of a successful ``get_memory``. A refused call (a schema error, a planted fault, a tool outside
+* retrieved means it came back as a **strong** match (``"match": "strong"``: the query singles it out, see
+  :mod:`mobility_env.mobilepa.domains.memory`) among the first :data:`FOCUS_RANK` (5, the default ``top_k``)
+  results of a **successful** ``search_memory``, or as the ``memory`` of a successful ``get_memory``. A general
+  query (``usually``, ``我 喜欢 习惯 平时``) or one about several things at once (``home work place 家 公司``)
+  shows records as partial matches: shown, not retrieved; a broad query at ``top_k=10`` that lists a record lower
+  down does not count either. A refused call (a schema error, a planted fault, a tool outside
   the action space) retrieved nothing, whatever its payload holds.
 * ``list_memories`` does **not** count. It shows the few most recently changed records of a category,
   without being asked for anything: counting it would let a policy pass by listing every category
@@ -19,10 +22,12 @@ most ``4g + 6`` distinct records shown by them (a search's first :data:`FOCUS_RA
 record, a ``list_memories``' records). Both budgets depend on the task
 only, never on the profile's size: a policy that reads broadly without knowing what it needs (generic queries at
 ``top_k=10``, listing every category, a question about every topic) runs out of budget before it finds the gold,
-except by the luck of asking about the task's topic. That luck is not small: 1–3 broad queries and nothing else
-pass about one memory task in eight, since the budgets do not tell a broad query from a specific one
-(``tests/test_mobilepa_memory_focus.py`` measures the rates of honest readers denied and of attackers let
-through). Gold memories are of distinct record keys (a conflict
+except by the luck of asking about the task's topic (``tests/test_mobilepa_memory_focus.py`` measures the
+rates of honest readers denied and of attackers let through: 1–3 broad queries and nothing else about 3 %, as
+often as questions about random topics). What no read-based gate can refuse is a specific question about a
+likely topic (most memory tasks need the home, the wake-up time or a preference): that is the behaviour the gate
+asks for, and only the bucket's checker, which needs the record's content, stops a wrong guess. Gold memories are
+of distinct record keys (a conflict
 task's gold is the record that holds), so ``g`` is also the number of topics the task needs.
 
 The functions are pure: they read a :class:`~mobility_env.mobilepa.episode.PhoneTrajectory` (or its
@@ -70,8 +75,13 @@ def retrieved_memory_ids(calls: Iterable[PhoneCall]) -> set[str]:
     ``memory`` of successful ``get_memory`` calls."""
     found: set[str] = set()
     for call in calls:
-        if call.name in RETRIEVING_TOOLS:
-            found.update(_shown(call)[:FOCUS_RANK])
+        if call.name == "get_memory":
+            found.update(_shown(call))
+        elif call.name == "search_memory" and call.succeeded and isinstance(call.payload, dict):
+            records = call.payload.get("memories")
+            found.update(i for record in (records[:FOCUS_RANK] if isinstance(records, list) else ())
+                         if isinstance(record, dict) and record.get("match") == "strong"
+                         and (i := _memory_id(record)) is not None)
     return found
 
 

@@ -270,20 +270,23 @@ def task_success(task: PhoneTask, trajectory: PhoneTrajectory) -> float:
 #: History: 1 — issue 14's terms; 2 — ``repeated_failure`` no longer charges the retry of a refused call after a
 #: state-changing success, nor after a planted ``transient_failure`` (see :class:`PhoneScorer`); 3 — a capability
 #: task's Φ gives ``GATE_SHARE`` to its gate (memories retrieved, skill loaded, right hand-off), the rest to its bucket;
-#: 4 — a search retrieves only its first ``FOCUS_RANK`` results (the memory gate's progress in Φ reads it too).
-PHONE_REWARD_VERSION = 4
+#: 4 — a search retrieves only its first ``FOCUS_RANK`` results (the memory gate's progress in Φ reads it too);
+#: 5 — only a search's strong matches are retrieved (``"match": "strong"``), in Φ too.
+PHONE_REWARD_VERSION = 5
 #: The feedback observation (``{"status", "error_type", "payload"}``) and the bucket verifiers of ``MobilePA-v0``:
 #: bump when either reads or judges the same calls differently. Runs record them (``run.json``).
-#: History: 1 — issue 14; 2 — the reset context holds the phone's clock (``now``), so "tomorrow" can be dated.
-PHONE_OBSERVATION_VERSION = 2
+#: History: 1 — issue 14; 2 — the reset context holds the phone's clock (``now``), so "tomorrow" can be dated;
+#: 3 — each ``search_memory`` result says whether the query singles it out (``"match"``: strong or partial).
+PHONE_OBSERVATION_VERSION = 3
 #: History: 1 — issue 14's buckets; 2 — answers are read at number and word boundaries, denied mentions do not
 #: count, a quantity is named by its amount in any spelling, and behaviour answers must not state other values of an
 #: asked quantity (``no_other_values``) nor name the other choices of a vocabulary (``no_excluded_words``); 3 — the
 #: capability gates of issue 15 (``memory_retrieved``; ``skill_loaded`` / ``skill_used`` / ``tools_after_load``;
 #: ``routed`` / ``payload`` / ``no_other_agent``) on top of the bucket's checks, and ``memory_focused`` (no sweep);
 #: 4 — a search retrieves only its first ``FOCUS_RANK`` results and ``memory_focused`` counts reads and records shown
-#: against budgets set by the task's gold memories (``g + 2`` and ``4g + 6``), no longer half the profile.
-PHONE_VERDICT_VERSION = 4
+#: against budgets set by the task's gold memories (``g + 2`` and ``4g + 6``), no longer half the profile;
+#: 5 — ``memory_retrieved`` counts only a search's strong matches (a general query's results are partial).
+PHONE_VERDICT_VERSION = 5
 
 
 def phone_format_versions() -> dict[str, int]:

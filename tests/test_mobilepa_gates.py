@@ -44,10 +44,12 @@ def test_the_memory_gate_passes_once_the_memory_was_retrieved(state_task):
     base = play(state_task)
     task = _with(state_task, memory_gate=MemoryGate(memory_ids=["mem-0a1b2c3d"]))
     retrieved = PhoneCall(0, "search_memory", {"query": "家"}, "success", None,
-                          {"memories": [{"memory_id": "mem-0a1b2c3d", "content": "我家在…"}]})
+                          {"memories": [{"memory_id": "mem-0a1b2c3d", "content": "我家在…", "match": "strong"}]})
+    partial = PhoneCall(0, "search_memory", {"query": "家 公司 时间"}, "success", None,
+                        {"memories": [{"memory_id": "mem-0a1b2c3d", "content": "我家在…", "match": "partial"}]})
     refused = PhoneCall(0, "search_memory", {"query": "家"}, "error", "transient_failure",
-                        {"memories": [{"memory_id": "mem-0a1b2c3d"}]})
-    for calls, expected in (([retrieved], True), ([refused], False), ([], False)):
+                        {"memories": [{"memory_id": "mem-0a1b2c3d", "match": "strong"}]})
+    for calls, expected in (([retrieved], True), ([partial], False), ([refused], False), ([], False)):
         trajectory = PhoneTrajectory(base.task_id, calls + base.calls, base.delta, base.answer)
         verdict = verify_phone_task(task, trajectory)
         assert verdict.passed is expected and _names(verdict)["memory_retrieved"] is expected

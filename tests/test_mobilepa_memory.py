@@ -165,14 +165,16 @@ def test_search_returns_ids_content_and_dates_and_honours_top_k(profile_state):
     found = execute(state, "search_memory", {"query": "我家在哪"})
     assert found.ok and found.payload["memories"][0] == {
         "memory_id": home.memory_id, "content": home.content, "category": "place", "created_at": home.created_at,
-        "updated_at": home.created_at}
+        "updated_at": home.created_at, "match": "strong"}
     assert "key" not in found.payload["memories"][0]  # the generator's annotation is not shown
+    assert all(m["match"] == "partial" for m in found.payload["memories"][1:])  # the query singles out the home
     broad = "一般 晚上 早上 点"
     rows = [(r.memory_id, r.content, r.category, r.created_at, r.created_at) for r in profile.records]
     hits = [rows[i][0] for i in rank(rows, broad, top_k=100)]
     assert DEFAULT_TOP_K < len(hits) < len(profile.records)  # many records cover enough of it, not all
     assert ids_of(execute(state, "search_memory", {"query": broad, "top_k": 2})) == hits[:2]
     assert ids_of(execute(state, "search_memory", {"query": broad})) == hits[:DEFAULT_TOP_K]
+    assert {m["match"] for m in execute(state, "search_memory", {"query": broad}).payload["memories"]} == {"partial"}
     assert ids_of(execute(state, "search_memory", {"query": broad, "top_k": MAX_TOP_K})) == hits[:MAX_TOP_K]
     for bad in ({"query": "家", "top_k": MAX_TOP_K + 1}, {"query": "家", "top_k": 0}, {"query": "家", "top_k": "5"},
                 {"query": 5}, {}, {"query": "家", "key": "place.home"}):
@@ -305,7 +307,10 @@ def _call(name: str, payload: dict[str, Any], status: str = "success") -> PhoneC
 
 
 def test_retrieved_ids_come_only_from_successful_searches_and_reads():
-    calls = [_call("search_memory", {"memories": [{"memory_id": "mem-aaaaaaaa"}, {"memory_id": "mem-bbbbbbbb"}]}),
+    calls = [_call("search_memory", {"memories": [{"memory_id": "mem-aaaaaaaa", "match": "strong"},
+                                                  {"memory_id": "mem-bbbbbbbb", "match": "strong"},
+                                                  {"memory_id": "mem-88888888", "match": "partial"},
+                                                  {"memory_id": "mem-66666666"}]}),
              _call("get_memory", {"memory": {"memory_id": "mem-cccccccc"}}),
              _call("search_memory", {"memories": [{"memory_id": "mem-dddddddd"}]}, status="error"),
              _call("get_memory", {"memory": {"memory_id": "mem-eeeeeeee"}}, status="error"),
@@ -318,12 +323,14 @@ def test_retrieved_ids_come_only_from_successful_searches_and_reads():
 
 def test_the_gate_needs_every_gold_id():
     gate = MemoryGate(memory_ids=["mem-aaaaaaaa", "mem-cccccccc"], reasoning="conflict_resolution")
-    one = PhoneTrajectory("t", [_call("search_memory", {"memories": [{"memory_id": "mem-aaaaaaaa"}]})])
+    strong = {"memory_id": "mem-aaaaaaaa", "match": "strong"}
+    one = PhoneTrajectory("t", [_call("search_memory", {"memories": [strong]})])
     passed, detail = memory_gate_check(gate, one)
     assert not passed and detail == "retrieved 1 of 2 required memories; missing mem-cccccccc"
     both = PhoneTrajectory("t", one.calls + [_call("get_memory", {"memory": {"memory_id": "mem-cccccccc"}})])
     assert memory_gate_check(gate, both) == (True, "retrieved 2 of 2 required memories")
-    failed = PhoneTrajectory("t", [_call("search_memory", {"memories": [{"memory_id": i} for i in gate.memory_ids]},
+    failed = PhoneTrajectory("t", [_call("search_memory", {"memories": [{"memory_id": i, "match": "strong"}
+                                                                        for i in gate.memory_ids]},
                                          status="error")])
     assert memory_gate_check(gate, failed)[0] is False
 

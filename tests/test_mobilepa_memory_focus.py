@@ -13,7 +13,10 @@ rates:
   then optionally ``get_memory`` of every id they saw), ``topic_probe`` (1–6 well-formed questions about topics
   drawn at random, the task's own among them only by chance), ``list_then_get`` (every category listed, then ids
   fetched at random), ``broad_few`` (the cheapest: 1–3 broad queries and nothing else, within every task's read
-  budget).
+  budget), ``broad_then_get`` (one broad query, then ``get_memory`` of one or two of its first results);
+* ``common_topics``: the first question about each of the three likeliest topics. Not an exploit the gate can
+  refuse — specific questions about the task's topic are what it asks for — and reported, not bounded: it shows
+  how much of the gate's strength rests on the outcome needing the record's content.
 
 Every policy then plays the oracle's non-memory calls and its answer: it knows the outcome, so the gate alone
 decides. Steps are not capped (``max_steps=40``): the step limit is not what stops an attack.
@@ -31,7 +34,7 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from mobility_env.mobilepa.domains.memory import MEMORY_CATEGORIES, rank
+from mobility_env.mobilepa.domains.memory import MEMORY_CATEGORIES, hits, rank
 from mobility_env.mobilepa.env import MobilePAEnv
 from mobility_env.mobilepa.episode import PhoneCall, PhoneTrajectory
 from mobility_env.mobilepa.generate import generate_tasks
@@ -50,7 +53,7 @@ HONEST_TOP_K = (None, 3, 5, 10)
 
 
 def _table(task: PhoneTask) -> list[tuple[Any, ...]]:
-    return [(r["memory_id"], r["content"], r["category"], r["created_at"], r.get("updated_at"))
+    return [(r["memory_id"], r["content"], r["category"], r["created_at"], r.get("updated_at"), r.get("key"))
             for r in task.initial_state.get("memories", ())]
 
 
@@ -72,6 +75,12 @@ def _shown(table: list[tuple[Any, ...]], call: dict[str, Any]) -> list[str]:
     return [call["arguments"]["memory_id"]]
 
 
+def _strong(table: list[tuple[Any, ...]], call: dict[str, Any]) -> list[str]:
+    """The ids a search shows among its first ``FOCUS_RANK`` marked as strong matches."""
+    found = hits(table, call["arguments"]["query"], call["arguments"].get("top_k") or 5)[:FOCUS_RANK]
+    return [table[i][0] for i, strong in found if strong]
+
+
 def _rest(task: PhoneTask) -> list[dict[str, Any]]:
     """The oracle's calls without its memory reads, and its answer."""
     calls = [{"name": c.name, "arguments": dict(c.arguments)} for c in task.oracle_calls if c.name not in MEMORY_TOOLS]
@@ -84,17 +93,18 @@ def honest_reads(task: PhoneTask, rng: random.Random) -> list[dict[str, Any]]:
     keys = {r["memory_id"]: r["key"] for r in task.initial_state.get("memories", ())}
     calls: list[dict[str, Any]] = []
     seen: list[str] = []
+    found: set[str] = set()
     for memory_id in dict.fromkeys(task.memory_gate.memory_ids):
-        if memory_id in seen:
+        if memory_id in found:
             continue
         queries = list(memory_queries(keys[memory_id], task.language))
         rng.shuffle(queries)
         top_k = rng.choice(HONEST_TOP_K)
         for query in queries[:2]:
             calls.append(_search(query, top_k))
-            shown = _shown(table, calls[-1])
-            seen += shown
-            if memory_id in shown:
+            seen += _shown(table, calls[-1])
+            found.update(_strong(table, calls[-1]))
+            if memory_id in found:
                 break
     if seen and rng.random() < 0.3:
         calls.append({"name": "get_memory", "arguments": {"memory_id": rng.choice(seen)}})
@@ -119,6 +129,12 @@ def attack_reads(kind: str, task: PhoneTask, rng: random.Random) -> list[dict[st
         return calls
     if kind == "broad_few":  # the cheapest: 1-3 broad queries, within every task's read budget, and nothing else
         return [_search(q, rng.choice((5, 10))) for q in rng.sample(GENERIC, rng.randint(1, 3))]
+    if kind == "broad_then_get":  # one broad query, then a read by id of one or two of its first results
+        search = _search(rng.choice(GENERIC), rng.choice((5, 10)))
+        return [search] + [{"name": "get_memory", "arguments": {"memory_id": i}}
+                           for i in _shown(table, search)[:rng.randint(1, 2)]]
+    if kind == "common_topics":  # specific questions about the three likeliest topics (the topic prior)
+        return [_search(memory_queries(_probe_key(k, rng), task.language)[0], None) for k in COMMON_TOPICS]
     if kind == "topic_probe":
         top_k = rng.choice((1, 3, 5))
         return [_search(memory_queries(_probe_key(k, rng), task.language)[0], top_k)
@@ -140,7 +156,10 @@ def _probe_key(kind: str, rng: random.Random) -> str:
     return kind
 
 
-ATTACKS = ("six_broad", "generic_sweep", "topic_probe", "list_then_get", "broad_few")
+ATTACKS = ("six_broad", "generic_sweep", "topic_probe", "list_then_get", "broad_few", "broad_then_get",
+           "common_topics")
+#: The record kinds memory tasks most often need (bundled set: home 25 of 88, wake-up 22, night brightness 16).
+COMMON_TOPICS = ("place.home", "routine.wake_up", "device.night_brightness")
 
 
 def play(env: MobilePAEnv, task_id: str, actions: list[dict[str, Any]]) -> dict[str, Any]:
@@ -187,36 +206,37 @@ def _report(tried: Counter, passed: Counter) -> str:
     return ", ".join(f"{k} {passed[k]}/{n}" for k, n in sorted(tried.items()))
 
 
-#: Bounds on the drawn sets (about 40 memory tasks each; the module docstring's command measures more): honest
-#: readers are denied only when a record they need ranked below ``FOCUS_RANK`` at ``top_k=10`` (measured 1/572);
-#: six broad queries and listing are never enough (0/572 each); a task-blind attacker passes only when its few
-#: questions happen to be about the task's topics (measured 18/572 and 22/572; the half-the-profile budget before
-#: let 14 % and 13 % through). ``broad_few`` (1–3 broad queries, nothing else) is the known residual the budgets
-#: cannot close (measured 72/572, 12.6 %; 7–15 % per set): bounded here so that it does not grow unnoticed.
-MAX_DENIED, MAX_LUCKY, MAX_BROAD_FEW = 0.03, 0.1, 0.3
+#: Bounds on the drawn sets (about 88 memory tasks each; the module docstring's command measures more): honest
+#: readers are denied only when no paraphrase they try singles the record out (measured 0/572); six broad queries
+#: and listing are never enough (0/572 each); a task-blind attacker passes only when its few questions happen to
+#: single out the task's topics (measured: 1–8 broad queries 6/572, 1–3 broad queries 17/572, a broad query and
+#: fetches 12/572, random topics 14/572; before strong matches, 1–3 broad queries passed 72/572).
+MAX_DENIED, MAX_LUCKY = 0.03, 0.1
 
 
 @settings(max_examples=2, deadline=None, derandomize=True, phases=[Phase.generate],
           suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(min_value=10_000, max_value=2**31))
 def test_honest_readers_pass_and_adaptive_attackers_fail(seed):
-    tasks = generate_tasks(200, seed=seed, verify=verify_phone_task)
+    tasks = generate_tasks(400, seed=seed, verify=verify_phone_task)
     tried, passed, denied = measure(tasks, seed, rounds=1)
     print(f"\nfresh seed {seed}: {_report(tried, passed)}")
-    assert tried["honest"] >= 30
+    assert tried["honest"] >= 60
     assert tried["honest"] - passed["honest"] <= MAX_DENIED * tried["honest"], denied
     assert passed["list_then_get"] == 0 and passed["six_broad"] == 0, _report(tried, passed)
-    for kind in ("generic_sweep", "topic_probe"):
+    for kind in ("generic_sweep", "topic_probe", "broad_few", "broad_then_get"):
         assert passed[kind] <= MAX_LUCKY * tried[kind], _report(tried, passed)
-    assert passed["broad_few"] <= MAX_BROAD_FEW * tried["broad_few"], _report(tried, passed)
 
 
 def test_a_search_retrieves_its_first_results_and_budgets_follow_the_gold():
     """The rules on hand-made calls: rank 6 of a search is not retrieved; ``g + 2`` reads and ``4g + 6`` records."""
     ids = [f"mem-{i:08x}" for i in range(12)]
     search = PhoneCall(1, "search_memory", {"query": "x", "top_k": 10}, "success", None,
-                       {"memories": [{"memory_id": i} for i in ids[:10]]})
+                       {"memories": [{"memory_id": i, "match": "strong"} for i in ids[:10]]})
     assert retrieved_memory_ids([search]) == set(ids[:FOCUS_RANK])
+    vague = PhoneCall(1, "search_memory", {"query": "x"}, "success", None,
+                      {"memories": [{"memory_id": i, "match": "partial"} for i in ids[:10]]})
+    assert retrieved_memory_ids([vague]) == set()  # a partial match is shown, not retrieved
     fetched = PhoneCall(2, "get_memory", {"memory_id": ids[7]}, "success", None, {"memory": {"memory_id": ids[7]}})
     refused = PhoneCall(3, "get_memory", {"memory_id": ids[8]}, "error", "transient_failure",
                         {"memory": {"memory_id": ids[8]}})

@@ -50,7 +50,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .domains.memory import rank
+from .domains.memory import hits
 from .generate_world import EN_FIRST, EN_LAST, ZH_GIVEN, ZH_SURNAMES, World, atlas
 
 #: Roles a person record can have: (Chinese, English) words; a world's contacts are matched by either.
@@ -342,11 +342,11 @@ def oracle_query(profile: UserProfile, key: str, rows: list[dict[str, Any]] | No
     """The first of :func:`memory_queries` (in the profile's language) whose ``search_memory`` (default
     ``top_k``) returns every record of ``key`` among ``rows`` (default: the profile's own records), or None
     when none does (a generator then drops the task or reads the records by id)."""
-    table = [(r["memory_id"], r["content"], r["category"], r["created_at"], r.get("updated_at"))
+    table = [(r["memory_id"], r["content"], r["category"], r["created_at"], r.get("updated_at"), r.get("key"))
              for r in (rows if rows is not None else profile.rows())]
     wanted = {r.memory_id for r in profile.history(key)}
     for query in memory_queries(key, profile.lang):
-        if wanted <= {table[i][0] for i in rank(table, query)}:
+        if wanted <= {table[i][0] for i, strong in hits(table, query) if strong}:
             return query
     return None
 

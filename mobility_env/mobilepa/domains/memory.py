@@ -22,7 +22,13 @@ best (default 5, at most 10) with their ids, content and dates:
   it does not outweigh a better match, so an outdated record may rank above the current one: the dates
   in the payload tell them apart);
 * a record enters the results when it covers ``MIN_COVERAGE`` of the query or is a close fuzzy match
-  (``partial_ratio`` ≥ ``FUZZY_ALONE``), and scores at least ``RELATIVE_CUTOFF`` of the best hit.
+  (``partial_ratio`` ≥ ``FUZZY_ALONE``), and scores at least ``RELATIVE_CUTOFF`` of the best hit;
+* each result is marked ``match: "strong"`` when the query singles it out — it covers at least
+  ``STRONG_COVERAGE`` of the query, and the records covering about as much (within ``RIVAL_MARGIN``) are about
+  at most ``MAX_RIVALS`` topics (a topic is a profile record's key: the dated versions of one fact are one topic)
+  — and ``"partial"`` otherwise: a general query (``usually``, ``时间``, ``我 喜欢 习惯 平时``) or one about
+  several things at once (``home work place 家 公司``) matches many records about alike. The memory gate counts
+  only strong matches as retrieved (:mod:`mobility_rewards.memory_gate`).
 
 A query with no searchable term (only stop words, single letters, punctuation or numbers) is a
 ``schema_error``: it cannot say what to look for. The terms of a text are analysed once per process
@@ -58,6 +64,7 @@ MAX_QUERY = 200
 MIN_COVERAGE = 0.2  # share of the query's weight a record must cover to be a hit
 FUZZY_ALONE = 85  # partial_ratio that makes a hit on its own (a typo'd query)
 RELATIVE_CUTOFF = 0.25  # hits below this share of the best score are left out
+STRONG_COVERAGE, MAX_RIVALS, RIVAL_MARGIN = 0.3, 3, 0.1  # a strong match (see hits)
 FUZZY_WEIGHT, RECENCY_WEIGHT = 0.3, 0.1
 UNIGRAM, WORD, CONCEPT = 0.3, 1.0, 1.5  # term weights
 WEAK_CONCEPTS = {"@habit": 0.5}  # concepts too general to say much (习惯/prefer/usually...)
@@ -204,6 +211,14 @@ def record_terms(content: str, category: str | None) -> tuple[dict[str, float], 
 def rank(rows: Sequence[Sequence[Any]], query: str, top_k: int = DEFAULT_TOP_K) -> list[int]:
     """Positions of ``rows`` (``(memory_id, content, category, created_at, updated_at)``) that answer ``query``,
     best first (see the module docstring)."""
+    return [position for position, _ in hits(rows, query, top_k)]
+
+
+def hits(rows: Sequence[Sequence[Any]], query: str, top_k: int = DEFAULT_TOP_K) -> list[tuple[int, bool]]:
+    """:func:`rank`'s positions, each with whether it is a **strong** match: the record covers at least
+    ``STRONG_COVERAGE`` of the query's weight and the query singles it out (the records that cover within
+    ``RIVAL_MARGIN`` of what it covers, itself included, are of at most ``MAX_RIVALS`` topics). A row's topic is
+    its sixth element (the record's ``key``) when it has one and is set, else its id."""
     terms = analyze(query)
     if not terms or not rows:
         return []
@@ -240,30 +255,41 @@ def rank(rows: Sequence[Sequence[Any]], query: str, top_k: int = DEFAULT_TOP_K) 
         if coverage < MIN_COVERAGE and ratio < FUZZY_ALONE:
             continue
         score = coverage + FUZZY_WEIGHT * max(0.0, ratio - 50.0) / 50.0 + RECENCY_WEIGHT * recency[position]
-        scored.append((score, position))
+        scored.append((score, position, coverage))
     if not scored:
         return []
-    best = max(score for score, _ in scored)
+    best = max(hit[0] for hit in scored)
     scored.sort(key=lambda hit: (-hit[0], rows[hit[1]][0]))
-    return [position for score, position in scored[:top_k] if score >= RELATIVE_CUTOFF * best]
+    topics = [(rows[position][5] if len(rows[position]) > 5 else None) or rows[position][0]
+              for _, position, _ in scored]
+
+    def singled_out(coverage: float) -> bool:
+        rivals = {topic for (_, _, other), topic in zip(scored, topics) if other >= coverage - RIVAL_MARGIN}
+        return coverage >= STRONG_COVERAGE and len(rivals) <= MAX_RIVALS
+
+    return [(position, singled_out(coverage)) for score, position, coverage in scored[:top_k]
+            if score >= RELATIVE_CUTOFF * best]
 
 
 _COLUMNS = ("memory_id", "content", "category", "created_at", "updated_at")
 _SELECT = f"SELECT {', '.join(_COLUMNS)} FROM memories"
 
 
-def _record(row: tuple[Any, ...]) -> dict[str, Any]:
+def _record(row: Sequence[Any]) -> dict[str, Any]:
     return dict(zip(_COLUMNS, row))
 
 
 @tool("search_memory", DOMAIN, "Search what the assistant remembers about the user (places, people, routines, "
-      "preferences); the best matches first, with their ids and dates.",
+      "preferences); the best matches first, with their ids and dates, each marked 'strong' (the query singles it "
+      "out) or 'partial' (it matches only some of the query, or the query is too general to single it out).",
       ParamSpec("query", "string", "what to look for, e.g. 'home address', 'how I get to work' or '妈妈 生日'", True,
                 "text", check=check_query),
       integer("top_k", f"how many matches to return (default {DEFAULT_TOP_K})", 1, MAX_TOP_K, required=False))
 def search_memory(state: PhoneState, args: dict[str, Any]) -> Feedback:
-    rows = state.conn.execute(_SELECT).fetchall()  # (rank's ties go by memory_id, not by the table's order)
-    return success(memories=[_record(rows[i]) for i in rank(rows, args["query"], args.get("top_k") or DEFAULT_TOP_K)])
+    # (rank's ties go by memory_id, not by the table's order; the key tells a record's topic, see hits)
+    rows = state.conn.execute(f"SELECT {', '.join(_COLUMNS)}, key FROM memories").fetchall()
+    found = hits(rows, args["query"], args.get("top_k") or DEFAULT_TOP_K)
+    return success(memories=[{**_record(rows[i]), "match": "strong" if strong else "partial"} for i, strong in found])
 
 
 @tool("get_memory", DOMAIN, "Read one memory by its id.", text("memory_id", "the memory (search_memory)"))
