@@ -89,8 +89,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mobility_env.errors import ConfigError, DataFileError
-from mobility_env.runfiles import (RESULTS_FILE, TRAJECTORIES_FILE, clean_strings, json_text, read_jsonl,
-                                   read_results, read_run_info, record_key)
+from mobility_env.runfiles import (RESULTS_FILE, TRAJECTORIES_FILE, clean_strings, iter_jsonl, json_text,
+                                   read_jsonl_line, read_results, read_run_info, record_key)
 from mobility_rewards.metrics import EXTRA_METRIC_KEYS, METRIC_KEYS
 
 from .chat_messages import BadTrajectory, SynthesisSettings, conversation_of, step_rewards
@@ -344,16 +344,23 @@ def _named(run_dir: Path, key: tuple[str, int]) -> Iterator[None]:
 
 
 def _rows(run_dir: Path, results: list[dict[str, Any]], run: _RunContext) -> Iterator[dict[str, Any]]:
-    trajectories = {record_key(item): item for item in read_jsonl(run_dir / TRAJECTORIES_FILE) if "episode_id" in item}
+    """The rows in results order. Trajectories are read twice, one line at a time: first where each key's last
+    line starts, then each line when its row is written (a run's trajectories need not fit in memory)."""
+    path = run_dir / TRAJECTORIES_FILE
+    where = {record_key(item): offset for offset, item in iter_jsonl(path) if "episode_id" in item}
+
+    def trajectory(key: tuple[str, int]) -> dict[str, Any] | None:
+        return read_jsonl_line(path, where[key]) if key in where else None
+
     latest = {record_key(r): r for r in results}
     totals = {}
     for key, result in latest.items():
         with _named(run_dir, key):
-            totals[key] = _total_reward(result, trajectories.get(key))
+            totals[key] = _total_reward(result, None if result.get("total_reward") is not None else trajectory(key))
     advantages = group_advantages(totals)
     for key, result in latest.items():
         with _named(run_dir, key):
-            row = _row(key, result, trajectories.get(key), totals[key], advantages[key], run)
+            row = _row(key, result, trajectory(key), totals[key], advantages[key], run)
         yield clean_strings(row)
 
 

@@ -38,7 +38,7 @@ import socket
 import tempfile
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Iterator
 
 from .errors import ConfigError, DataFileError
 from .layout import file_checksum
@@ -200,11 +200,41 @@ def read_jsonl(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     Each line must be a JSON object; a cut last line is dropped (and removed with ``repair``).
     """
     path = Path(path)
+    records = [record for _, record in iter_jsonl(path)]
+    if repair and path.exists():
+        good_bytes = _complete_bytes(path)
+        if good_bytes != path.stat().st_size:
+            with path.open("r+b") as handle:
+                handle.truncate(good_bytes)
+    return records
+
+
+def _complete_bytes(path: Path) -> int:
+    with path.open("rb") as handle:
+        good = 0
+        for raw in handle:
+            if not raw.endswith(b"\n"):
+                break
+            good += len(raw)
+    return good
+
+
+def read_jsonl_line(path: Path, offset: int) -> dict[str, Any]:
+    """The JSON object of the line at byte ``offset`` of ``path`` (one :func:`iter_jsonl` gave)."""
+    with Path(path).open("rb") as handle:
+        handle.seek(offset)
+        return json.loads(handle.readline())
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(byte offset, record)`` of every complete line of ``path``, as :func:`read_jsonl` reads them, one at a time
+    (a run's trajectories need not fit in memory)."""
+    path = Path(path)
     if not path.exists():
-        return []
+        return
     if path.is_dir():
         raise DataFileError(path, "is a directory, expected a JSON-lines file")
-    records, good_bytes = [], 0
+    offset = 0
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, 1):
             complete = raw.endswith(b"\n")
@@ -221,12 +251,8 @@ def read_jsonl(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
                 raise DataFileError(path, f"a line must be a JSON object, got {type(record).__name__}; "
                                           "fix or remove the line", row=number)
             if record is not None:
-                records.append(record)
-            good_bytes += len(raw)
-    if repair and good_bytes != path.stat().st_size:
-        with path.open("r+b") as handle:
-            handle.truncate(good_bytes)
-    return records
+                yield offset, record
+            offset += len(raw)
 
 
 def record_key(record: dict[str, Any]) -> tuple[str, int]:

@@ -439,6 +439,24 @@ def test_a_missing_trajectory_exports_null_messages(run_copy, tmp_path):
         assert_trainer_ready(row)
 
 
+def test_the_last_trajectory_line_of_an_episode_wins_and_a_cut_last_line_is_dropped(run_copy, tmp_path):
+    """Trajectories are read by byte offset, one line at a time: a rerun's later line is the one exported (its
+    multi-byte text at the right place), and a line cut by a crash is left out."""
+    path = run_copy / "trajectories.jsonl"
+    trajectories = _lines(path)
+    rerun = json.loads(json.dumps(trajectories[0]))
+    rerun["messages"][0]["content"] = "重跑的系统提示 ✓"
+    _write(path, trajectories + [rerun])
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(trajectories[1])[:50])  # cut mid-line, no newline
+    rows = pq.read_table(export_run(run_copy, tmp_path / "x.parquet")).to_pylist()
+    assert len(rows) == len(trajectories)
+    first = next(r for r in rows if r["episode_id"] == trajectories[0]["episode_id"])
+    assert first["messages"][0]["content"] == "重跑的系统提示 ✓"
+    for row in rows:
+        assert_trainer_ready(row)
+
+
 @pytest.mark.parametrize("corruption, expected", [
     (lambda lines: lines[:1] + ["{not json"] + lines[1:], "trajectories.jsonl, row 2: not JSON"),
     (lambda lines: [json.dumps({**json.loads(lines[0]), "steps": "oops"})] + lines[1:], "'steps' must be a list"),
