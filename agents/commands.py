@@ -62,6 +62,8 @@ def run_identity_of(args: argparse.Namespace, llm_config: Any) -> dict[str, Any]
     if llm_config is None:
         return {"agent": args.agent}
     llm = {name: getattr(llm_config, name) for name in LLM_IDENTITY_FIELDS if hasattr(llm_config, name)}
+    if getattr(llm_config, "structured_output", "none") != "none":  # (absent when off: older runs still resume)
+        llm["structured_output"] = llm_config.structured_output
     return {"agent": args.agent, "model": llm.get("model"), "llm": llm}
 
 
@@ -157,6 +159,11 @@ def add_llm_options(llm: Any) -> None:
                      help="wall-clock deadline per episode; past it the episode fails as `deadline` (default 1800)")
     llm.add_argument("--tool-choice", choices=("auto", "required", "none"),
                      help="tool_choice sent in native mode (default auto; some servers drop tools without it)")
+    llm.add_argument("--structured-output", choices=("none", "json_schema", "json_object_schema"),
+                     help="how the server takes a JSON schema (response_format): after two cut-off replies the "
+                          "Plan-and-Execute reporter asks once more for its answer as schema-bounded JSON "
+                          "(json_schema: OpenAI, vLLM, SGLang, llama-server, Ollama; json_object_schema: "
+                          "llama-cpp-python; default none: no such try)")
     llm.add_argument("--max-retries", type=int,
                      help="retries on 429/5xx/timeouts, with exponential backoff (default 4)")
     for role in ("planner", "worker", "reporter"):

@@ -33,8 +33,11 @@ and the token usage). What a slow, dead or misbehaving server can do to a run is
   nor held whole;
 * **cut-off replies.** A reply with ``finish_reason == "length"`` is never used (not
   executed, never the final answer): the request is sent once more with a note asking for a
-  shorter reply; a second cut-off in a row ends the episode as ``truncated_reply``. The
-  discarded reply stays in the trajectory, flagged ``"discarded": "cut_off"``;
+  shorter reply; a second cut-off in a row ends the episode as ``truncated_reply``, unless the
+  caller gave the reply's JSON schema (the Plan-and-Execute reporter does, its strings bounded
+  by length) and ``structured_output`` says how this server takes one: then a last request asks
+  for that schema as structured output (no tools), which a grammar-constrained server cannot run
+  past. The discarded replies stay in the trajectory, flagged ``"discarded": "cut_off"``;
 * **preflight.** :meth:`LLMClient.preflight` sends one 1-token request per model before a
   run and raises :class:`EndpointDown` (unreachable, silent, 5xx), :class:`EndpointRejected`
   (401/403, unknown model, tools refused) or :class:`EndpointProtocolError` (the reply is not
@@ -95,6 +98,10 @@ from .base import AgentFailure, FatalAgentError, ModelCallStats
 LANGUAGES = ("zh", "en")
 TOOL_MODES = ("native", "json")
 TOOL_CHOICES = ("auto", "required", "none")
+#: How a server takes a JSON schema as structured output: ``json_schema`` (OpenAI's ``response_format``, also
+#: vLLM, SGLang, llama.cpp's ``llama-server``, Ollama), ``json_object_schema`` (llama-cpp-python's
+#: ``{"type": "json_object", "schema": ...}``), ``none`` (never asked for).
+STRUCTURED_OUTPUTS = ("none", "json_schema", "json_object_schema")
 ROLES = ("react", "planner", "worker", "reporter")
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 # Keys a chat message may carry on the wire; anything else (our bookkeeping) is dropped.
@@ -193,6 +200,7 @@ class LLMConfig:
     language: str = "zh"
     tool_mode: str = "native"
     tool_choice: str = "auto"
+    structured_output: str = "none"
     role_models: dict[str, str] = field(default_factory=dict)
     seed: int | None = None
     extra_body: dict[str, Any] = field(default_factory=dict)
@@ -206,6 +214,8 @@ class LLMConfig:
                             "(use 'json' for servers without function calling)")
         if self.tool_choice not in TOOL_CHOICES:
             problems.append(f"tool_choice must be one of {TOOL_CHOICES}, got {self.tool_choice!r}")
+        if self.structured_output not in STRUCTURED_OUTPUTS:
+            problems.append(f"structured_output must be one of {STRUCTURED_OUTPUTS}, got {self.structured_output!r}")
         if not (isinstance(self.temperature, (int, float)) and 0 <= self.temperature <= 2):
             problems.append(f"temperature must be a number in [0, 2], got {self.temperature!r}")
         for name in ("max_tokens", "max_steps", "breaker_failures", "max_reply_chars"):
@@ -275,7 +285,7 @@ class LLMConfig:
            None among ``model, base_url, temperature, max_tokens, max_steps, timeout_s (or
            timeout), connect_timeout_s, episode_timeout_s (or episode_timeout),
            preflight_timeout_s, max_retries, backoff_s, breaker_failures, max_reply_chars,
-           language, tool_mode, tool_choice, seed``, ``planner_model, worker_model,
+           language, tool_mode, tool_choice, structured_output, seed``, ``planner_model, worker_model,
            reporter_model, react_model``, and the key: ``api_key_env`` (a variable name),
            ``api_key_file`` (a path) or ``api_key`` (the key itself: visible in the process
            list when it came from a command line, so prefer the other two).
@@ -308,7 +318,7 @@ _FIELD_NAMES = {f.name for f in fields(LLMConfig)}
 _PRESET_KEYS = (_FIELD_NAMES - {"role_models", "api_key"}) | {"roles", "api_key_env", "api_key_file", "description"}
 _ARG_KEYS = ("model", "base_url", "temperature", "max_tokens", "max_steps", "timeout_s", "connect_timeout_s",
              "episode_timeout_s", "preflight_timeout_s", "max_retries", "backoff_s", "breaker_failures",
-             "max_reply_chars", "language", "tool_mode", "tool_choice", "seed")
+             "max_reply_chars", "language", "tool_mode", "tool_choice", "structured_output", "seed")
 
 
 def load_preset(models_file: str | os.PathLike, preset: str | None,
@@ -788,8 +798,12 @@ class LLMClient:
         return self._served_model
 
     def complete(self, messages: list[dict[str, Any]], *, role: str, tools: list[dict[str, Any]] | None = None,
-                 session: Any = None) -> LLMReply:
+                 session: Any = None, schema: dict[str, Any] | None = None) -> LLMReply:
         """One chat completion for ``role``; ``tools`` are offered per the config's tool mode.
+
+        ``schema``: the JSON schema of the reply the role is asked for (strings bounded by
+        ``maxLength``), used only as the last try after two cut-offs when the config's
+        ``structured_output`` is set (see the module docstring).
 
         ``session`` (an :class:`~mobility_agents.base.EpisodeSession`) gets the token usage
         of every reply under ``role`` and the call counts in ``session.model_calls``; its
@@ -813,15 +827,37 @@ class LLMClient:
         retry = {**request, "messages": _with_user_note(request["messages"], note)}
         second = self._complete_once(retry, role, model, session, json_mode=json_mode and bool(tools),
                                      offered=bool(tools))
-        if second.finish_reason == "length":
+        if second.finish_reason != "length":
+            second.discarded = discarded
+            second.attempts += reply.attempts
+            return second
+        stats.cutoffs += 1
+        discarded.append(_discarded(second.message, "cut_off"))
+        tries = 2
+        if schema is not None and self.config.structured_output != "none":
+            tries += 1
+            third = self._complete_once(self._structured(retry, schema), role, model, session, json_mode=False,
+                                        offered=False)
+            if third.finish_reason != "length":
+                third.discarded = discarded
+                third.attempts += reply.attempts + second.attempts
+                return third
             stats.cutoffs += 1
-            raise AgentFailure("truncated_reply",
-                               f"chat completion ({role}): two replies in a row stopped at max_tokens="
-                               f"{self.config.max_tokens} (finish_reason 'length'); neither was used",
-                               transcript=discarded + [_discarded(second.message, "cut_off")])
-        second.discarded = discarded
-        second.attempts += reply.attempts
-        return second
+            discarded.append(_discarded(third.message, "cut_off"))
+        raise AgentFailure("truncated_reply",
+                           f"chat completion ({role}): {tries} replies in a row stopped at max_tokens="
+                           f"{self.config.max_tokens} (finish_reason 'length'); none was used",
+                           transcript=discarded)
+
+    def _structured(self, request: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+        """``request`` asking for ``schema`` as structured output (``structured_output``), without tools."""
+        structured = {key: value for key, value in request.items() if key not in ("tools", "tool_choice")}
+        if self.config.structured_output == "json_schema":
+            structured["response_format"] = {"type": "json_schema",
+                                             "json_schema": {"name": "reply", "schema": schema}}
+        else:
+            structured["response_format"] = {"type": "json_object", "schema": schema}
+        return structured
 
     def preflight(self, roles: tuple[str, ...]) -> dict[str, Any]:
         """Check the endpoint before a run: one 1-token chat completion per distinct model.

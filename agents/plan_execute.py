@@ -23,7 +23,8 @@ The episode ends with ``finish(answer, intent, slots, plan, route_index)``, the 
 the planner's step labels. Messages are recorded in ``session.messages`` with an
 ``agent_role`` key; token usage is recorded per role (``planner``, ``worker``,
 ``reporter``), each role may use its own model (``LLMConfig.role_models``). A reply cut
-off at ``max_tokens`` is never used (see :meth:`LLMClient.complete`); the episode deadline,
+off at ``max_tokens`` is never used (see :meth:`LLMClient.complete`; after two cut-offs the reporter
+asks once more for :func:`report_schema` as structured output when ``structured_output`` is set); the episode deadline,
 the circuit breaker and :meth:`PlanExecuteAgent.preflight` work as for ReAct.
 """
 
@@ -90,6 +91,16 @@ def parse_plan(text: str, fallback_goal: str) -> Plan:
             return Plan(intent=intent.strip() if isinstance(intent, str) and intent.strip() else None,
                         slots=slots if isinstance(slots, dict) else None, steps=steps, declared=True)
     return Plan(intent=None, slots=None, steps=[PlanStep("answer", fallback_goal)], declared=False)
+
+
+def report_schema(max_tokens: int) -> dict[str, Any]:
+    """The reporter's reply as a JSON schema, its answer at most half of ``max_tokens`` characters (at least
+    40, at most 1,000): the last try after two cut-offs asks for it as structured output (``structured_output``),
+    so a grammar-constrained server ends the reply within ``max_tokens``."""
+    return {"type": "object", "required": ["answer", "route_index"],
+            "properties": {"answer": {"type": "string", "minLength": 1,
+                                      "maxLength": max(40, min(1000, max_tokens // 2))},
+                           "route_index": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]}}}
 
 
 def parse_report(text: str) -> tuple[str, int | None]:
@@ -201,9 +212,9 @@ class PlanExecuteAgent(Agent):
         self.finish(session, plan, answer, route_index)
 
     def _ask(self, session: EpisodeSession, role: str, messages: list[dict[str, Any]],
-             tools: list[dict[str, Any]] | None = None) -> LLMReply:
+             tools: list[dict[str, Any]] | None = None, schema: dict[str, Any] | None = None) -> LLMReply:
         try:
-            reply = self.client.complete(messages, role=role, tools=tools, session=session)
+            reply = self.client.complete(messages, role=role, tools=tools, session=session, schema=schema)
         except AgentFailure as exc:
             exc.transcript = [{**m, "agent_role": role} for m in exc.transcript]
             raise
@@ -295,7 +306,7 @@ class PlanExecuteAgent(Agent):
                   {"role": "user", "content": render_prompt("reporter", language, suite=session.suite) + "\n\n" +
                    render_prompt("reporter_input", language, plan=", ".join(s.step for s in plan.steps),
                                  evidence=evidence or "-", notes="\n".join(notes) or "-")})
-        reply = self._ask(session, "reporter", messages)
+        reply = self._ask(session, "reporter", messages, schema=report_schema(self.config.max_tokens))
         answer, route_index = report_from_reply(reply)
         return answer, route_index if has_route else None
 

@@ -219,6 +219,8 @@ def run_combo(args: argparse.Namespace, server: ModelServer, agent: str, mode: s
         command += ["--data", args.data]
     if args.tool_choice:
         command += ["--tool-choice", args.tool_choice]
+    structured = args.structured_output or ("json_schema" if args.llama_server else "json_object_schema")
+    command += ["--structured-output", structured]
     env = dict(os.environ)
     env.setdefault("OPENAI_API_KEY", "EMPTY")
     started = time.perf_counter()
@@ -486,6 +488,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="prompt language (default en: SmolLM2 is an English model)")
     parser.add_argument("--tool-choice", choices=("auto", "required", "none"),
                         help="tool_choice sent in native mode (default: the CLI's, auto)")
+    parser.add_argument("--structured-output", choices=("none", "json_schema", "json_object_schema"),
+                        help="the run's --structured-output (default: json_object_schema for llama-cpp-python, "
+                             "json_schema for --llama-server): the reporter's last try after two cut-offs")
     parser.add_argument("--n-ctx", type=int, default=8192, help="server context size (default 8192)")
     parser.add_argument("--n-threads", type=int, default=1, help="server threads (default 1)")
     parser.add_argument("--chat-format", default="chatml-function-calling",

@@ -425,6 +425,59 @@ def test_a_cut_off_reporter_never_delivers_its_answer(env, weather, weather_gold
     assert roles == {"reporter"}
 
 
+@pytest.mark.parametrize("structured", ["json_schema", "json_object_schema"])
+def test_after_two_cut_offs_the_reporter_asks_for_bounded_structured_output(env, weather, weather_gold, structured):
+    expected, actions = weather_gold
+    script = plan_execute_script(actions)
+    answer = script[-1]
+    script = script[:-1] + [cut_off('{"answer": "今天'), cut_off('{"answer": "今'), answer]
+    with ScriptedOpenAIServer(script) as server:
+        record = PlanExecuteAgent(config_for(server, structured_output=structured, max_tokens=300)).run_episode(
+            env, weather)
+        assert server.remaining == 0 and server.protocol_errors == []
+    result = result_of(record)
+    assert result["failure"] is None and result["metrics"] == expected["metrics"]
+    assert result["model_calls"]["cutoffs"] == 2
+    last = server.chat_bodies[-1]
+    assert "tools" not in last and "tool_choice" not in last
+    form = last["response_format"]
+    schema = form["json_schema"]["schema"] if structured == "json_schema" else form["schema"]
+    assert form["type"] == ("json_schema" if structured == "json_schema" else "json_object")
+    assert schema["properties"]["answer"]["maxLength"] == 150 and schema["required"] == ["answer", "route_index"]
+    assert "输出长度上限" in last["messages"][-1]["content"]  # the cut-off note (Chinese prompts by default)
+    discarded = [m for m in record["trajectory"]["messages"] if m.get("discarded")]
+    assert [m["role"] for m in discarded] == ["assistant", "user", "assistant"]
+
+
+def test_a_third_cut_off_still_ends_the_episode_and_other_roles_get_no_third_try(env, weather, weather_gold):
+    _, actions = weather_gold
+    cut = [cut_off('{"answer": "今天'), cut_off('{"answer": "今'), cut_off('{"answer": "')]
+    script = plan_execute_script(actions)[:-1] + cut
+    with ScriptedOpenAIServer(script) as server:
+        record = PlanExecuteAgent(config_for(server, structured_output="json_schema")).run_episode(env, weather)
+    result = result_of(record)
+    assert result["failure"]["type"] == "truncated_reply" and "3 replies in a row" in result["failure"]["message"]
+    assert result["model_calls"]["cutoffs"] == 3 and result["steps"] == len(actions) - 1
+    with ScriptedOpenAIServer([cut_off("今天晴，气温"), cut_off("今天晴")]) as server:  # ReAct: no schema, two tries
+        record = ReActAgent(config_for(server, structured_output="json_schema")).run_episode(env, weather)
+        assert server.remaining == 0
+    assert result_of(record)["failure"]["type"] == "truncated_reply"
+    assert all("response_format" not in body for body in server.chat_bodies)
+    with pytest.raises(ConfigError, match="structured_output"):
+        LLMConfig(structured_output="grammar")
+
+
+def test_structured_output_is_part_of_a_runs_identity_only_when_set():
+    from argparse import Namespace
+
+    from mobility_agents.commands import run_identity_of
+
+    off = run_identity_of(Namespace(agent="plan-execute"), LLMConfig(model=MODEL))
+    on = run_identity_of(Namespace(agent="plan-execute"), LLMConfig(model=MODEL, structured_output="json_schema"))
+    assert "structured_output" not in off["llm"]  # runs from before the setting resume unchanged
+    assert on["llm"].pop("structured_output") == "json_schema" and on["llm"] == off["llm"]
+
+
 def test_worker_notes_are_not_prefixed_twice(env, weather, weather_gold):
     _, actions = weather_gold
     script = plan_execute_script(actions)
