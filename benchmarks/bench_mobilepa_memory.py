@@ -12,11 +12,14 @@ call takes (schema check, fault and permission checks, savepoint, audit log):
   the reverse): for every key of every profile, each query of
   :data:`~mobility_env.mobilepa.profile.QUERIES` — the oracle's (the first) and the paraphrases apart —
   ``recall@1`` and ``recall@5``: the key's current record is the first hit / among the first five;
+  ``strong@5``: it is among the first five marked ``"match": "strong"`` (what the memory gate counts as
+  retrieved);
   ``outdated_above_current``: for keys with conflicting records, the share of searches in which an outdated
   record of the key ranks above the current one (or is found while the current one is not);
   ``both_found``: the share in which the current and every outdated record are all among the hits.
 * **sweep**: what a policy that does not know what to look for gets from :data:`SWEEP`'s generic queries
-  (``top_k`` 10 each, the profile's language): the mean share of the profile's records they return.
+  (``top_k`` 10 each, the profile's language): the mean share of the profile's records they return, and of
+  those returned as strong matches among a search's first five (``sweep_strong_share_of_records``).
 
     python benchmarks/bench_mobilepa_memory.py [--profiles 10000] [--searches 3] [--seed 0] [--out F]
 """
@@ -48,13 +51,14 @@ class Quality:
     """Counts of one slice of searches (see the module docstring)."""
 
     def __init__(self) -> None:
-        self.searches = self.top1 = self.top5 = 0
+        self.searches = self.top1 = self.top5 = self.strong5 = 0
         self.conflict_searches = self.outdated_above = self.both_found = 0
 
-    def add(self, hits: list[str], current: str, outdated: list[str]) -> None:
+    def add(self, hits: list[str], current: str, outdated: list[str], strong: list[str]) -> None:
         self.searches += 1
         self.top1 += hits[:1] == [current]
         self.top5 += current in hits[:5]
+        self.strong5 += current in strong[:5]
         if outdated:
             self.conflict_searches += 1
             where = hits.index(current) if current in hits else len(hits)
@@ -65,24 +69,30 @@ class Quality:
         def share(part: int, whole: int) -> float | None:
             return round(part / whole, 4) if whole else None
         return {"searches": self.searches, "recall@1": share(self.top1, self.searches),
-                "recall@5": share(self.top5, self.searches), "conflict_searches": self.conflict_searches,
+                "recall@5": share(self.top5, self.searches), "strong@5": share(self.strong5, self.searches),
+                "conflict_searches": self.conflict_searches,
                 "outdated_above_current": share(self.outdated_above, self.conflict_searches),
                 "both_found": share(self.both_found, self.conflict_searches)}
 
 
-def search(state: Any, query: str) -> tuple[list[str], int]:
+def search(state: Any, query: str) -> tuple[list[str], int, list[str]]:
+    """(ids in rank order, ns, ids marked as strong matches)."""
     start = time.perf_counter_ns()
     feedback = execute(state, "search_memory", {"query": query})
     elapsed = time.perf_counter_ns() - start
     if not feedback.ok:
         raise RuntimeError(f"search_memory refused {query!r}: {feedback.payload}")
-    return [m["memory_id"] for m in feedback.payload["memories"]], elapsed
+    found = feedback.payload["memories"]
+    return [m["memory_id"] for m in found], elapsed, [m["memory_id"] for m in found[:5] if m["match"] == "strong"]
 
 
-def sweep(state: Any, profile: UserProfile) -> int:
-    """How many of the profile's records the generic :data:`SWEEP` queries return."""
-    return len({m["memory_id"] for query in SWEEP[profile.lang]
-                for m in execute(state, "search_memory", {"query": query, "top_k": 10}).payload["memories"]})
+def sweep(state: Any, profile: UserProfile) -> tuple[int, int]:
+    """How many of the profile's records the generic :data:`SWEEP` queries return, and how many of them as
+    strong matches among a search's first five (what the memory gate counts as retrieved)."""
+    found = [execute(state, "search_memory", {"query": query, "top_k": 10}).payload["memories"]
+             for query in SWEEP[profile.lang]]
+    return (len({m["memory_id"] for memories in found for m in memories}),
+            len({m["memory_id"] for memories in found for m in memories[:5] if m["match"] == "strong"}))
 
 
 def measure_quality(state: Any, profile: UserProfile, slices: dict[str, Quality]) -> None:
@@ -92,10 +102,11 @@ def measure_quality(state: Any, profile: UserProfile, slices: dict[str, Quality]
         current, outdated = history[-1].memory_id, [r.memory_id for r in history[:-1]]
         for where, lang in (("same", profile.lang), ("cross", other)):
             for index, query in enumerate(memory_queries(key, lang)):
-                hits, _ = search(state, query)
-                slices[f"{where}_language.{'oracle' if index == 0 else 'paraphrase'}"].add(hits, current, outdated)
-                if index:
-                    slices[f"by_kind.{key.split('.')[0]}"].add(hits, current, outdated) if where == "same" else None
+                hits, _, strong = search(state, query)
+                slices[f"{where}_language.{'oracle' if index == 0 else 'paraphrase'}"].add(hits, current, outdated,
+                                                                                           strong)
+                if index and where == "same":
+                    slices[f"by_kind.{key.split('.')[0]}"].add(hits, current, outdated, strong)
 
 
 def main() -> None:
@@ -112,7 +123,7 @@ def main() -> None:
     build_ns: list[int] = []
     records: list[int] = []
     slices: dict[str, Quality] = defaultdict(Quality)
-    swept = quality_records = 0
+    swept = swept_strong = quality_records = 0
     started = time.perf_counter()
     for number in range(args.profiles):
         rng = random.Random(args.seed * 1_000_003 + number)
@@ -124,11 +135,13 @@ def main() -> None:
         try:
             keys = profile.keys()
             for turn in range(args.searches):
-                _, elapsed = search(state, rng.choice(memory_queries(rng.choice(keys), profile.lang)[1:]))
+                _, elapsed, _ = search(state, rng.choice(memory_queries(rng.choice(keys), profile.lang)[1:]))
                 (first if turn == 0 else repeat).append(elapsed)
             if number % args.quality_every == 0:
                 measure_quality(state, profile, slices)
-                swept += sweep(state, profile)
+                shown, strong = sweep(state, profile)
+                swept += shown
+                swept_strong += strong
                 quality_records += len(profile.records)
         finally:
             state.close()
@@ -141,6 +154,7 @@ def main() -> None:
           "target": "search_memory p50 <= 200 us (issue 15)",
           "quality": {name: quality.summary() for name, quality in sorted(slices.items())},
           "sweep_share_of_records": round(swept / max(quality_records, 1), 4),
+          "sweep_strong_share_of_records": round(swept_strong / max(quality_records, 1), 4),
           "seconds": round(time.perf_counter() - started, 1), "machine": machine()}, args.out)
 
 
