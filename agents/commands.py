@@ -277,4 +277,4 @@ def _cmd_models_check(args: argparse.Namespace) -> int:
         print(f"mobility-env: {exc}", file=sys.stderr)
         return 3
     print(format_check(result))
-    return 0 if result["tool_calls_work"] else 1
+    return 0 if result["tool_calls_work"] and result.get("structured_output_works", True) else 1

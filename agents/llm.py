@@ -836,8 +836,16 @@ class LLMClient:
         tries = 2
         if schema is not None and self.config.structured_output != "none":
             tries += 1
-            third = self._complete_once(self._structured(retry, schema), role, model, session, json_mode=False,
-                                        offered=False)
+            try:
+                third = self._complete_once(self._structured(retry, schema), role, model, session, json_mode=False,
+                                            offered=False)
+            except AgentFailure as exc:
+                if exc.kind != "llm_request_rejected":
+                    raise
+                raise AgentFailure("truncated_reply", f"chat completion ({role}): two replies in a row stopped at "
+                                   f"max_tokens={self.config.max_tokens}, and the server refused the structured-output "
+                                   f"retry (structured_output={self.config.structured_output!r}; `mobility-env models "
+                                   f"check` tests it): {exc}"[:1000], transcript=discarded) from None
             if third.finish_reason != "length":
                 third.discarded = discarded
                 third.attempts += reply.attempts + second.attempts
@@ -848,6 +856,16 @@ class LLMClient:
                            f"chat completion ({role}): {tries} replies in a row stopped at max_tokens="
                            f"{self.config.max_tokens} (finish_reason 'length'); none was used",
                            transcript=discarded)
+
+    def complete_structured(self, messages: list[dict[str, Any]], *, role: str, schema: dict[str, Any],
+                            session: Any = None) -> LLMReply:
+        """One chat completion asking for ``schema`` as structured output (the config's ``structured_output``,
+        which must not be ``"none"``), without tools and without the cut-off retry of :meth:`complete`."""
+        if self.config.structured_output == "none":
+            raise ConfigError("structured output is off (structured_output = 'none')")
+        model = self.model_for(role, session=session)
+        request = self._structured(self._chat_request(model, messages, None), schema)
+        return self._complete_once(request, role, model, session, json_mode=False, offered=False)
 
     def _structured(self, request: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
         """``request`` asking for ``schema`` as structured output (``structured_output``), without tools."""

@@ -8,7 +8,9 @@ A run against such a server fails every episode slowly; this check costs one req
 :func:`check_endpoint` runs the client's preflight (reachable, key, model), then one chat
 completion offering the env's tools for a question that needs one, in the config's tool mode
 (``native``: ``tools`` + ``tool_choice``; ``json``: the text protocol), and checks every tool
-call of the reply against the tool schemas (:func:`mobility_env.tools.validate_call`).
+call of the reply against the tool schemas (:func:`mobility_env.tools.validate_call`). With
+``structured_output`` set it also asks once for a short schema-bounded JSON object (``response_format``, the
+Plan-and-Execute reporter's last try after two cut-offs) and reports whether the reply is one.
 """
 
 from __future__ import annotations
@@ -69,7 +71,33 @@ def check_endpoint(config: LLMConfig) -> dict[str, Any]:
                   output_tokens=reply.output_tokens,
                   tool_calls_work=bool(calls) and all(c["valid"] for c in calls))
     report["advice"] = _advice(report)
+    if config.structured_output != "none":
+        report.update(_check_structured(client, language))
     return report
+
+
+#: A short reply as structured output: an object whose one string field is bounded.
+STRUCTURED_PROBE = {"type": "object", "required": ["answer"],
+                    "properties": {"answer": {"type": "string", "minLength": 1, "maxLength": 40}}}
+STRUCTURED_QUESTION = {"zh": "北京是哪个国家的首都？用 JSON 回答：{\"answer\": \"...\"}",
+                       "en": 'Which country is Beijing the capital of? Answer in JSON: {"answer": "..."}'}
+
+
+def _check_structured(client: LLMClient, language: str) -> dict[str, Any]:
+    """Whether the server returns :data:`STRUCTURED_PROBE` when asked for it as structured output."""
+    messages = [{"role": "user", "content": STRUCTURED_QUESTION[language]}]
+    found: dict[str, Any] = {"structured_output": client.config.structured_output}
+    try:
+        reply = client.complete_structured(messages, role="reporter", schema=STRUCTURED_PROBE)
+    except AgentFailure as exc:
+        return {**found, "structured_output_works": False, "structured_reply": f"{exc.kind}: {str(exc)[:200]}"}
+    try:
+        value = json.loads(reply.content or "")
+    except ValueError:
+        value = None
+    answer = value.get("answer") if isinstance(value, dict) else None
+    works = reply.finish_reason != "length" and isinstance(answer, str) and 1 <= len(answer) <= 40
+    return {**found, "structured_output_works": works, "structured_reply": (reply.content or "")[:200]}
 
 
 def _advice(report: dict[str, Any]) -> str:
@@ -101,4 +129,9 @@ def format_check(report: dict[str, Any]) -> str:
     if not report["calls"] and report.get("content"):
         lines.append(f"text        {report['content']!r}")
     lines.append(f"verdict     {'OK' if report['tool_calls_work'] else 'NO'}: {report['advice']}")
+    if "structured_output_works" in report:
+        state = "OK" if report["structured_output_works"] else \
+            "NO: the reply is not the asked-for JSON object; set --structured-output to the server's kind, or none"
+        lines.append(f"structured  {report['structured_output']}: {report['structured_reply']!r}")
+        lines.append(f"            {state}")
     return "\n".join(lines)

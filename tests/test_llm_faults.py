@@ -458,6 +458,11 @@ def test_a_third_cut_off_still_ends_the_episode_and_other_roles_get_no_third_try
     result = result_of(record)
     assert result["failure"]["type"] == "truncated_reply" and "3 replies in a row" in result["failure"]["message"]
     assert result["model_calls"]["cutoffs"] == 3 and result["steps"] == len(actions) - 1
+    refused = plan_execute_script(actions)[:-1] + cut[:2] + [bad_request("response_format is not supported")]
+    with ScriptedOpenAIServer(refused) as server:
+        record = PlanExecuteAgent(config_for(server, structured_output="json_schema")).run_episode(env, weather)
+    failure = result_of(record)["failure"]
+    assert failure["type"] == "truncated_reply" and "refused the structured-output retry" in failure["message"]
     with ScriptedOpenAIServer([cut_off("今天晴，气温"), cut_off("今天晴")]) as server:  # ReAct: no schema, two tries
         record = ReActAgent(config_for(server, structured_output="json_schema")).run_episode(env, weather)
         assert server.remaining == 0

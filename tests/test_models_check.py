@@ -7,7 +7,7 @@ import socket
 import pytest
 
 from mobility_env.cli import main
-from openai_server import ScriptedOpenAIServer, server_error, text_turn, tool_call, tool_turn
+from openai_server import ScriptedOpenAIServer, bad_request, server_error, text_turn, tool_call, tool_turn
 
 PING = text_turn("p")  # the preflight's 1-token request
 
@@ -49,6 +49,25 @@ def test_json_mode_reads_the_text_protocol(capsys, monkeypatch):
         sent = server.requests[-1].body
     assert code == 0, out
     assert "tools" not in sent
+
+
+@pytest.mark.parametrize("kind, reply, code", [
+    ("json_schema", text_turn('{"answer": "China"}'), 0),
+    ("json_object_schema", text_turn('{"answer": "China"}'), 0),
+    ("json_schema", text_turn("China, of course."), 1),  # the server ignored response_format
+    ("json_schema", text_turn('{"answer": "' + "x" * 60 + '"}'), 1),  # past the schema's maxLength
+    ("json_schema", bad_request("response_format type json_schema is not supported"), 1),
+])
+def test_structured_output_is_checked_when_set(capsys, monkeypatch, kind, reply, code):
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    turns = [PING, tool_turn(tool_call("weather_query", {"city": "北京市"})), reply]
+    with ScriptedOpenAIServer(turns, model="m") as server:
+        exit_code, out = _check(capsys, server.base_url, "--structured-output", kind)
+        sent = server.requests[-1].body
+    assert exit_code == code, out
+    assert ("structured  " in out) and (("            OK" in out) is (code == 0)), out
+    asked = "json_schema" if kind == "json_schema" else "json_object"
+    assert "tools" not in sent and sent["response_format"]["type"] == asked
 
 
 def test_a_down_server_exits_3(capsys, monkeypatch):
