@@ -549,9 +549,10 @@ _KEYS = st.text(min_size=1, max_size=6).filter(lambda k: k not in ("name",))
 
 
 def _wrapped(action: st.SearchStrategy) -> st.SearchStrategy:
-    return st.recursive(action, lambda inner: st.one_of(
-        st.lists(inner, min_size=1, max_size=3),
-        st.dictionaries(_KEYS, inner, min_size=1, max_size=3)), max_leaves=4).filter(lambda v: not _is_top(v))
+    def extend(inner: st.SearchStrategy) -> st.SearchStrategy:
+        return st.lists(inner, min_size=1, max_size=3) | st.dictionaries(_KEYS, inner, min_size=1, max_size=3)
+
+    return st.recursive(action, extend, max_leaves=4).filter(lambda v: not _is_top(v))
 
 
 def _is_top(value: Any) -> bool:
