@@ -14,9 +14,11 @@ rates:
   drawn at random, the task's own among them only by chance), ``list_then_get`` (every category listed, then ids
   fetched at random), ``broad_few`` (the cheapest: 1–3 broad queries and nothing else, within every task's read
   budget), ``broad_then_get`` (one broad query, then ``get_memory`` of one or two of its first results);
-* ``common_topics``: the first question about each of the three likeliest topics. Not an exploit the gate can
-  refuse — specific questions about the task's topic are what it asks for — and reported, not bounded: it shows
-  how much of the gate's strength rests on the outcome needing the record's content.
+* reported, not bounded — specific questions about the likeliest topics, which the gate cannot tell from an
+  honest reader's: ``common_topics`` (the first question about each of the three likeliest topics),
+  ``composite_topics`` (one query about two or three of them), ``batched_topics`` (the six likeliest, two per
+  query, two results each: three reads, six records, within every budget). They show how much of the gate's
+  strength rests on the outcome needing the record's content.
 
 Every policy then plays the oracle's non-memory calls and its answer: it knows the outcome, so the gate alone
 decides. Steps are not capped (``max_steps=40``): the step limit is not what stops an attack.
@@ -135,6 +137,13 @@ def attack_reads(kind: str, task: PhoneTask, rng: random.Random) -> list[dict[st
                            for i in _shown(table, search)[:rng.randint(1, 2)]]
     if kind == "common_topics":  # specific questions about the three likeliest topics (the topic prior)
         return [_search(memory_queries(_probe_key(k, rng), task.language)[0], None) for k in COMMON_TOPICS]
+    if kind == "composite_topics":  # one query about two or three of the likeliest topics at once
+        keys = rng.sample(COMMON_TOPICS, rng.randint(2, 3))
+        return [_search(" ".join(memory_queries(_probe_key(k, rng), task.language)[0] for k in keys), None)]
+    if kind == "batched_topics":  # the six likeliest topics, two per query, two results each: within every budget
+        keys = rng.sample(LIKELY_TOPICS, len(LIKELY_TOPICS))
+        return [_search(" ".join(memory_queries(_probe_key(k, rng), task.language)[0] for k in keys[i:i + 2]), 2)
+                for i in range(0, len(keys), 2)]
     if kind == "topic_probe":
         top_k = rng.choice((1, 3, 5))
         return [_search(memory_queries(_probe_key(k, rng), task.language)[0], top_k)
@@ -157,9 +166,11 @@ def _probe_key(kind: str, rng: random.Random) -> str:
 
 
 ATTACKS = ("six_broad", "generic_sweep", "topic_probe", "list_then_get", "broad_few", "broad_then_get",
-           "common_topics")
+           "common_topics", "composite_topics", "batched_topics")
 #: The record kinds memory tasks most often need (bundled set: home 25 of 88, wake-up 22, night brightness 16).
 COMMON_TOPICS = ("place.home", "routine.wake_up", "device.night_brightness")
+#: ... and the next three (travel mode 13, bedtime 9, gym days 9).
+LIKELY_TOPICS = COMMON_TOPICS + ("travel.mode", "routine.bedtime", "routine.gym")
 
 
 def play(env: MobilePAEnv, task_id: str, actions: list[dict[str, Any]]) -> dict[str, Any]:
@@ -209,8 +220,8 @@ def _report(tried: Counter, passed: Counter) -> str:
 #: Bounds on the drawn sets (about 88 memory tasks each; the module docstring's command measures more): honest
 #: readers are denied only when no paraphrase they try singles the record out (measured 0/572); six broad queries
 #: and listing are never enough (0/572 each); a task-blind attacker passes only when its few questions happen to
-#: single out the task's topics (measured: 1–8 broad queries 6/572, 1–3 broad queries 17/572, a broad query and
-#: fetches 12/572, random topics 14/572; before strong matches, 1–3 broad queries passed 72/572).
+#: single out the task's topics (measured: 1–8 broad queries 10/572, 1–3 broad queries 21/572, a broad query and
+#: fetches 19/572, random topics 18/572; before strong matches, 1–3 broad queries passed 72/572).
 MAX_DENIED, MAX_LUCKY = 0.03, 0.1
 
 
