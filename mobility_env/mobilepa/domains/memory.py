@@ -24,11 +24,12 @@ best (default 5, at most 10) with their ids, content and dates:
 * a record enters the results when it covers ``MIN_COVERAGE`` of the query or is a close fuzzy match
   (``partial_ratio`` ≥ ``FUZZY_ALONE``), and scores at least ``RELATIVE_CUTOFF`` of the best hit;
 * each result is marked ``match: "strong"`` when the query singles it out — it covers at least
-  ``STRONG_COVERAGE`` of the query, and the records covering about as much (within ``RIVAL_MARGIN``) are about
+  ``STRONG_COVERAGE`` of the query, and the records covering about as much (within ``RIVAL_MARGIN``) are of
   at most ``MAX_RIVALS`` topics (a topic is a profile record's key: the dated versions of one fact are one topic)
-  — and ``"partial"`` otherwise: a general query (``usually``, ``时间``, ``我 喜欢 习惯 平时``) or one about
-  several things at once (``home work place 家 公司``) matches many records about alike. The memory gate counts
-  only strong matches as retrieved (:mod:`mobility_rewards.memory_gate`).
+  — and ``"partial"`` otherwise: a general query (``usually``, ``时间``, ``我 喜欢 习惯 平时``) usually matches
+  records of many topics about alike, and one about several things at once (``home work place 家 公司``) covers
+  only part of it with each. The memory gate counts only strong matches as retrieved
+  (:mod:`mobility_rewards.memory_gate`).
 
 A query with no searchable term (only stop words, single letters, punctuation or numbers) is a
 ``schema_error``: it cannot say what to look for. The terms of a text are analysed once per process
