@@ -350,13 +350,13 @@ class LLMClient:
             tries += 1
             try:
                 third = self._complete_once(self._structured(retry, schema), role, model, session, json_mode=False,
-                                            offered=False)
-            except AgentFailure as exc:
-                if exc.kind != "llm_request_rejected":
+                                            offered=False, max_retries=0)
+            except AgentFailure as exc:  # one attempt: a server that refuses structured output (some answer 500)
+                if exc.kind not in ("llm_request_rejected", "llm_unavailable", "llm_bad_response"):
                     raise
                 raise AgentFailure("truncated_reply", f"chat completion ({role}): two replies in a row stopped at "
-                                   f"max_tokens={self.config.max_tokens}, and the server refused the structured-output "
-                                   f"retry (structured_output={self.config.structured_output!r}; `mobility-env models "
+                                   f"max_tokens={self.config.max_tokens}, and the structured-output retry failed "
+                                   f"(structured_output={self.config.structured_output!r}; `mobility-env models "
                                    f"check` tests it): {exc}"[:1000], transcript=discarded) from None
             if third.finish_reason != "length":
                 third.discarded = discarded
@@ -372,12 +372,13 @@ class LLMClient:
     def complete_structured(self, messages: list[dict[str, Any]], *, role: str, schema: dict[str, Any],
                             session: Any = None) -> LLMReply:
         """One chat completion asking for ``schema`` as structured output (the config's ``structured_output``,
-        which must not be ``"none"``), without tools and without the cut-off retry of :meth:`complete`."""
+        which must not be ``"none"``): one attempt (a server that cannot do it may answer 500, not worth
+        retrying), no tools, no cut-off retry."""
         if self.config.structured_output == "none":
             raise ConfigError("structured output is off (structured_output = 'none')")
         model = self.model_for(role, session=session)
         request = self._structured(self._chat_request(model, messages, None), schema)
-        return self._complete_once(request, role, model, session, json_mode=False, offered=False)
+        return self._complete_once(request, role, model, session, json_mode=False, offered=False, max_retries=0)
 
     def _structured(self, request: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
         """``request`` asking for ``schema`` as structured output (``structured_output``), without tools."""
@@ -453,11 +454,11 @@ class LLMClient:
         return request
 
     def _complete_once(self, request: dict[str, Any], role: str, model: str, session: Any, *,
-                       json_mode: bool, offered: bool) -> LLMReply:
+                       json_mode: bool, offered: bool, max_retries: int | None = None) -> LLMReply:
         what = f"chat completion ({role})"
         response, attempts = self._request(
             lambda api, timeout: api.chat.completions.create(**request, timeout=timeout),
-            what=what, session=session, check=_completion_problem)
+            what=what, session=session, check=_completion_problem, max_retries=max_retries)
         return self._reply(response, model, attempts, json_mode=json_mode, offered=offered, role=role,
                            session=session, what=what)
 
@@ -491,15 +492,17 @@ class LLMClient:
             timer.cancel()
 
     def _request(self, send: Callable[[Any, Any], Any], *, what: str, session: Any,
-                 check: Callable[[Any], str | None]) -> tuple[Any, int]:
-        """Send with retries, deadlines and the circuit breaker; ``(response, attempts)``."""
+                 check: Callable[[Any], str | None], max_retries: int | None = None) -> tuple[Any, int]:
+        """Send with retries (``max_retries``, default the config's), deadlines and the circuit breaker;
+        ``(response, attempts)``."""
         import openai
 
         config = self.config
+        retries = config.max_retries if max_retries is None else max_retries
         stats = session.model_calls if session is not None else ModelCallStats()
         episode_deadline = session.deadline if session is not None else None
         last, kind = "", "llm_unavailable"
-        for attempt in range(config.max_retries + 1):
+        for attempt in range(retries + 1):
             started = time.monotonic()
             if episode_deadline is not None and started >= episode_deadline:
                 raise self._deadline_failure(what)
@@ -563,7 +566,7 @@ class LLMClient:
                 stats.wall_s += time.monotonic() - started
             if endpoint_fault:
                 self._endpoint_failed(what, last)
-            if attempt < config.max_retries:
+            if attempt < retries:
                 delay = config.backoff_s * (2 ** attempt)
                 if wait is not None:
                     delay = max(delay, wait)
@@ -572,7 +575,7 @@ class LLMClient:
                     raise self._deadline_failure(what)
                 self._sleep(delay)
                 stats.wall_s += delay
-        raise AgentFailure(kind, f"{what}: gave up after {config.max_retries + 1} attempt(s) to {self.endpoint}; "
+        raise AgentFailure(kind, f"{what}: gave up after {retries + 1} attempt(s) to {self.endpoint}; "
                                  f"last error: {last}")
 
     def _probe(self, send: Callable[[Any, Any], Any], deadline: float, what: str) -> Any:

@@ -462,7 +462,14 @@ def test_a_third_cut_off_still_ends_the_episode_and_other_roles_get_no_third_try
     with ScriptedOpenAIServer(refused) as server:
         record = PlanExecuteAgent(config_for(server, structured_output="json_schema")).run_episode(env, weather)
     failure = result_of(record)["failure"]
-    assert failure["type"] == "truncated_reply" and "refused the structured-output retry" in failure["message"]
+    assert failure["type"] == "truncated_reply" and "structured-output retry failed" in failure["message"]
+    erring = plan_execute_script(actions)[:-1] + cut[:2] + [server_error(500)]  # llama-cpp-python's answer
+    with ScriptedOpenAIServer(erring) as server:  # one attempt, no retries: the script has nothing after it
+        record = PlanExecuteAgent(config_for(server, structured_output="json_schema")).run_episode(env, weather)
+        assert server.remaining == 0 and server.protocol_errors == []
+    failure = result_of(record)["failure"]
+    assert failure["type"] == "truncated_reply" and "HTTP 500" in failure["message"]
+    assert result_of(record)["model_calls"]["retries"] == 0
     with ScriptedOpenAIServer([cut_off("今天晴，气温"), cut_off("今天晴")]) as server:  # ReAct: no schema, two tries
         record = ReActAgent(config_for(server, structured_output="json_schema")).run_episode(env, weather)
         assert server.remaining == 0

@@ -57,13 +57,15 @@ def test_json_mode_reads_the_text_protocol(capsys, monkeypatch):
     ("json_schema", text_turn("China, of course."), 1),  # the server ignored response_format
     ("json_schema", text_turn('{"answer": "' + "x" * 60 + '"}'), 1),  # past the schema's maxLength
     ("json_schema", bad_request("response_format type json_schema is not supported"), 1),
+    ("json_schema", server_error(500), 1),  # llama-cpp-python's answer to json_schema: one attempt, no retry
 ])
 def test_structured_output_is_checked_when_set(capsys, monkeypatch, kind, reply, code):
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     turns = [PING, tool_turn(tool_call("weather_query", {"city": "北京市"})), reply]
     with ScriptedOpenAIServer(turns, model="m") as server:
-        exit_code, out = _check(capsys, server.base_url, "--structured-output", kind)
+        exit_code, out = _check(capsys, server.base_url, "--structured-output", kind, "--max-retries", "3")
         sent = server.requests[-1].body
+        assert server.remaining == 0 and len(server.requests) == 3  # preflight, tools, one structured request
     assert exit_code == code, out
     assert ("structured  " in out) and (("            OK" in out) is (code == 0)), out
     asked = "json_schema" if kind == "json_schema" else "json_object"
