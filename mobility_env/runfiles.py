@@ -220,10 +220,20 @@ def _complete_bytes(path: Path) -> int:
 
 
 def read_jsonl_line(path: Path, offset: int) -> dict[str, Any]:
-    """The JSON object of the line at byte ``offset`` of ``path`` (one :func:`iter_jsonl` gave)."""
-    with Path(path).open("rb") as handle:
-        handle.seek(offset)
-        return json.loads(handle.readline())
+    """The JSON object of the line at byte ``offset`` of ``path`` (one :func:`iter_jsonl` gave). Raises
+    ``DataFileError`` when it is no longer one (the file was rewritten since, e.g. repaired by a resume)."""
+    try:
+        with Path(path).open("rb") as handle:
+            handle.seek(offset)
+            raw = handle.readline()
+        record = json.loads(raw)
+    except (OSError, ValueError) as exc:
+        raise DataFileError(path, f"the line at byte {offset:,} is no longer a complete JSON object ({exc}); the "
+                                  "file changed while it was read: read it again") from None
+    if not isinstance(record, dict) or not raw.endswith(b"\n"):
+        raise DataFileError(path, f"the line at byte {offset:,} is no longer a complete JSON object; the file "
+                                  "changed while it was read: read it again")
+    return record
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

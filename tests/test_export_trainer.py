@@ -457,6 +457,27 @@ def test_the_last_trajectory_line_of_an_episode_wins_and_a_cut_last_line_is_drop
         assert_trainer_ready(row)
 
 
+def test_a_trajectories_file_rewritten_during_the_export_is_a_typed_error(run_copy, tmp_path, monkeypatch):
+    """The export reads trajectories twice (offsets, then lines): a file cut in between (a resume repairing it)
+    is a DataFileError naming it, and no file is left behind."""
+    import mobility_agents.export as export_module
+
+    path = run_copy / "trajectories.jsonl"
+    real = export_module.iter_jsonl
+
+    def then_cut(target):
+        yield from real(target)
+        with target.open("r+b") as handle:
+            handle.truncate(target.stat().st_size // 2)
+
+    monkeypatch.setattr(export_module, "iter_jsonl", then_cut)
+    out = tmp_path / "x.parquet"
+    with pytest.raises(DataFileError, match="changed while it was read") as caught:
+        export_run(run_copy, out)
+    assert caught.value.path == str(path) and not out.exists()
+    assert not list(tmp_path.glob(".x.parquet.*"))  # nor a partial file
+
+
 @pytest.mark.parametrize("corruption, expected", [
     (lambda lines: lines[:1] + ["{not json"] + lines[1:], "trajectories.jsonl, row 2: not JSON"),
     (lambda lines: [json.dumps({**json.loads(lines[0]), "steps": "oops"})] + lines[1:], "'steps' must be a list"),
