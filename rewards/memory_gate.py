@@ -43,8 +43,9 @@ calls) and nothing else, and never raise on a malformed payload (a trajectory re
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping, Sequence
 
+from mobility_env.mobilepa.domains.memory import hits
 from mobility_env.mobilepa.episode import PhoneCall, PhoneTrajectory
 from mobility_env.mobilepa.tasks import MemoryGate
 
@@ -71,26 +72,51 @@ def _shown(call: PhoneCall) -> list[str]:
     return [i for i in map(_memory_id, records if isinstance(records, list) else ()) if i is not None]
 
 
-def retrieved_memory_ids(calls: Iterable[PhoneCall]) -> set[str]:
-    """The ids the successful ``search_memory`` calls ranked in their first :data:`FOCUS_RANK` results, and the
-    ``memory`` of successful ``get_memory`` calls."""
+def retrieved_memory_ids(calls: Iterable[PhoneCall], memories: Sequence[Mapping[str, Any]] | None = None) -> set[str]:
+    """The ids the successful ``search_memory`` calls returned as strong matches among their first
+    :data:`FOCUS_RANK` results, and the ``memory`` of successful ``get_memory`` calls.
+
+    A search recorded before results said whether they were strong (none of its results has ``match``: a run of
+    MobilePA observation version 2 or older) is judged by ranking its query again over ``memories`` (the task's
+    ``S_0`` records), when given: of its recorded first results, those the query singles out. Without
+    ``memories`` such a search retrieves nothing."""
     found: set[str] = set()
     for call in calls:
         if call.name == "get_memory":
             found.update(_shown(call))
         elif call.name == "search_memory" and call.succeeded and isinstance(call.payload, dict):
             records = call.payload.get("memories")
-            found.update(i for record in (records[:FOCUS_RANK] if isinstance(records, list) else ())
-                         if isinstance(record, dict) and record.get("match") == "strong"
+            first = [r for r in records[:FOCUS_RANK] if isinstance(r, dict)] if isinstance(records, list) else []
+            if first and all("match" not in r for r in first):
+                found.update(_strong_again(call, first, memories))
+                continue
+            found.update(i for record in first if record.get("match") == "strong"
                          and (i := _memory_id(record)) is not None)
     return found
 
 
-def memory_gate_check(gate: MemoryGate, trajectory: PhoneTrajectory) -> tuple[bool, str]:
-    """``(passed, detail)``: passed when every gold memory id was retrieved; ``detail`` says how many were and
-    names the missing ones (a line for a verdict's check)."""
+def _strong_again(call: PhoneCall, first: list[dict[str, Any]], memories: Sequence[Mapping[str, Any]] | None
+                  ) -> set[str]:
+    """Of a legacy search's recorded first results, the ids its query singles out among ``memories``."""
+    query = call.arguments.get("query") if isinstance(call.arguments, dict) else None
+    if memories is None or not isinstance(query, str):
+        return set()
+    rows = [(m.get("memory_id"), m.get("content"), m.get("category"), m.get("created_at"), m.get("updated_at"),
+             m.get("key")) for m in memories if isinstance(m, Mapping)]
+    try:
+        strong = {rows[i][0] for i, singled_out in hits(rows, query, len(rows)) if singled_out}
+    except (TypeError, ValueError):  # a malformed record read back from JSON
+        return set()
+    return {i for i in map(_memory_id, first) if i is not None and i in strong}
+
+
+def memory_gate_check(gate: MemoryGate, trajectory: PhoneTrajectory,
+                      memories: Sequence[Mapping[str, Any]] | None = None) -> tuple[bool, str]:
+    """``(passed, detail)``: passed when every gold memory id was retrieved (``memories``: the task's ``S_0``
+    records, for searches recorded before results said whether they were strong, see
+    :func:`retrieved_memory_ids`); ``detail`` says how many were and names the missing ones."""
     required = list(dict.fromkeys(gate.memory_ids))
-    retrieved = retrieved_memory_ids(trajectory.calls)
+    retrieved = retrieved_memory_ids(trajectory.calls, memories)
     missing = [memory_id for memory_id in required if memory_id not in retrieved]
     detail = f"retrieved {len(required) - len(missing)} of {len(required)} required memories"
     return not missing, detail + (f"; missing {', '.join(missing)}" if missing else "")

@@ -124,7 +124,7 @@ def _gate_checks(verdict: Verdict, task: PhoneTask, trajectory: PhoneTrajectory)
     task to the right agent with a complete payload and to no other (:mod:`mobility_rewards.memory_gate`,
     :mod:`mobility_rewards.delegation_gates`)."""
     if task.memory_gate is not None:
-        passed, said = memory_gate_check(task.memory_gate, trajectory)
+        passed, said = memory_gate_check(task.memory_gate, trajectory, task.initial_state.get("memories"))
         verdict.add("memory_retrieved", passed, expected=task.memory_gate.memory_ids, stated=said,
                     reason="" if passed else said)
         focused, said = memory_focus_check(task.memory_gate, trajectory)
@@ -338,7 +338,7 @@ def gate_progress(task: PhoneTask, calls: list[PhoneCall]) -> float:
     task is handed to the right agent with a complete payload and to no other (0 otherwise); 0 for a basic task."""
     if task.memory_gate is not None:
         wanted = set(task.memory_gate.memory_ids)
-        return len(wanted & retrieved_memory_ids(calls)) / len(wanted)
+        return len(wanted & retrieved_memory_ids(calls, task.initial_state.get("memories"))) / len(wanted)
     trajectory = PhoneTrajectory(task.task_id, calls)
     if task.skill_gate is not None:
         return 1.0 if any(c["name"] == "skill_loaded" and c["passed"]

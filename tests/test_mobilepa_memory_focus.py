@@ -271,6 +271,45 @@ def test_a_search_retrieves_its_first_results_and_budgets_follow_the_gold():
     assert memory_focus_check(one, trajectory([search] * 3))[0]  # ranks 6-10 are neither read nor counted
 
 
+def test_searches_recorded_before_match_are_judged_by_ranking_their_query_again():
+    """Runs of observation version 2 recorded no ``match``: rescoring them ranks each search's query again over
+    the task's S_0 (so an old oracle run still passes, an old broad search still retrieves nothing)."""
+    import dataclasses
+
+    from mobility_env.mobilepa.env import BUNDLED_TASKS
+    from mobility_env.mobilepa.episode import play as play_task
+    from mobility_env.mobilepa.tasks import load_tasks
+
+    def legacy(trajectory: PhoneTrajectory) -> PhoneTrajectory:
+        calls = [dataclasses.replace(c, payload={**c.payload, "memories": [
+            {k: v for k, v in m.items() if k != "match"} for m in c.payload["memories"]]})
+            if c.name == "search_memory" and c.succeeded else c for c in trajectory.calls]
+        return dataclasses.replace(trajectory, calls=calls)
+
+    tasks = [t for t in load_tasks(BUNDLED_TASKS) if t.memory_gate is not None and
+             any(c.name == "search_memory" for c in t.oracle_calls)][:12]
+    assert len(tasks) == 12
+    partial = 0
+    for task in tasks:
+        memories = task.initial_state["memories"]
+        sweep = [("search_memory", {"query": q, "top_k": 10}) for q in GENERIC[:2] for _ in range(2)]  # (a planted
+        broad = play_task(task, sweep + [(c.name, c.arguments) for c in task.oracle_calls  # fault: twice)
+                                         if c.name not in MEMORY_TOOLS])
+        for live in (play_task(task), broad):
+            old = legacy(live)
+            searches = [c for c in old.calls if c.name == "search_memory" and c.succeeded]
+            assert searches and all("match" not in m for c in searches for m in c.payload["memories"])
+            # ranking again says what the live search said
+            assert retrieved_memory_ids(old.calls, memories) == retrieved_memory_ids(live.calls), task.task_id
+            assert verify_phone_task(task, old).passed == verify_phone_task(task, live).passed, task.task_id
+            assert not retrieved_memory_ids(old.calls) - {c.payload["memory"]["memory_id"] for c in old.calls
+                                                          if c.name == "get_memory" and c.succeeded}
+        assert verify_phone_task(task, legacy(play_task(task))).passed, task.task_id
+        partial += sum(m["match"] == "partial" for c in broad.calls if c.name == "search_memory" and c.succeeded
+                       for m in c.payload["memories"][:5])
+    assert partial > 0  # the broad searches showed records they did not retrieve, and rescoring agrees
+
+
 # rates on the bundled set and fresh sets: python tests/test_mobilepa_memory_focus.py --seeds 3
 if __name__ == "__main__":
     from mobility_env.mobilepa.env import BUNDLED_TASKS
