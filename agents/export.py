@@ -81,7 +81,7 @@ from __future__ import annotations
 
 import math
 import os
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -348,20 +348,26 @@ def _rows(run_dir: Path, results: list[dict[str, Any]], run: _RunContext) -> Ite
     line starts, then each line when its row is written (a run's trajectories need not fit in memory)."""
     path = run_dir / TRAJECTORIES_FILE
     where = {record_key(item): offset for offset, item in iter_jsonl(path) if "episode_id" in item}
+    with ExitStack() as stack:
+        try:
+            handle = stack.enter_context(path.open("rb")) if where else None
+        except OSError:  # gone since: read_jsonl_line says so, naming the file
+            handle = None
 
-    def trajectory(key: tuple[str, int]) -> dict[str, Any] | None:
-        return read_jsonl_line(path, where[key]) if key in where else None
+        def trajectory(key: tuple[str, int]) -> dict[str, Any] | None:
+            return read_jsonl_line(path, where[key], handle) if key in where else None
 
-    latest = {record_key(r): r for r in results}
-    totals = {}
-    for key, result in latest.items():
-        with _named(run_dir, key):
-            totals[key] = _total_reward(result, None if result.get("total_reward") is not None else trajectory(key))
-    advantages = group_advantages(totals)
-    for key, result in latest.items():
-        with _named(run_dir, key):
-            row = _row(key, result, trajectory(key), totals[key], advantages[key], run)
-        yield clean_strings(row)
+        latest = {record_key(r): r for r in results}
+        totals = {}
+        for key, result in latest.items():
+            with _named(run_dir, key):
+                totals[key] = _total_reward(result, None if result.get("total_reward") is not None
+                                            else trajectory(key))
+        advantages = group_advantages(totals)
+        for key, result in latest.items():
+            with _named(run_dir, key):
+                row = _row(key, result, trajectory(key), totals[key], advantages[key], run)
+            yield clean_strings(row)
 
 
 def _batches(rows: Iterator[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:

@@ -200,46 +200,36 @@ def read_jsonl(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     Each line must be a JSON object; a cut last line is dropped (and removed with ``repair``).
     """
     path = Path(path)
-    records = [record for _, record in iter_jsonl(path)]
-    if repair and path.exists():
-        good_bytes = _complete_bytes(path)
-        if good_bytes != path.stat().st_size:
-            with path.open("r+b") as handle:
-                handle.truncate(good_bytes)
+    records, good_bytes = [], 0
+    for offset, length, record in _scan_jsonl(path):
+        good_bytes = offset + length
+        if record is not None:
+            records.append(record)
+    if repair and path.exists() and good_bytes != path.stat().st_size:
+        with path.open("r+b") as handle:
+            handle.truncate(good_bytes)
     return records
-
-
-def _complete_bytes(path: Path) -> int:
-    with path.open("rb") as handle:
-        good = 0
-        for raw in handle:
-            if not raw.endswith(b"\n"):
-                break
-            good += len(raw)
-    return good
-
-
-def read_jsonl_line(path: Path, offset: int) -> dict[str, Any]:
-    """The JSON object of the line at byte ``offset`` of ``path`` (one :func:`iter_jsonl` gave). Raises
-    ``DataFileError`` when it is no longer one (the file was rewritten since, e.g. repaired by a resume)."""
-    try:
-        with Path(path).open("rb") as handle:
-            handle.seek(offset)
-            raw = handle.readline()
-        record = json.loads(raw)
-    except (OSError, ValueError) as exc:
-        raise DataFileError(path, f"the line at byte {offset:,} is no longer a complete JSON object ({exc}); the "
-                                  "file changed while it was read: read it again") from None
-    if not isinstance(record, dict) or not raw.endswith(b"\n"):
-        raise DataFileError(path, f"the line at byte {offset:,} is no longer a complete JSON object; the file "
-                                  "changed while it was read: read it again")
-    return record
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(byte offset, record)`` of every complete line of ``path``, as :func:`read_jsonl` reads them, one at a time
     (a run's trajectories need not fit in memory)."""
-    path = Path(path)
+    for offset, _, record in _scan_jsonl(Path(path)):
+        if record is not None:
+            yield offset, record
+
+
+def _decode_line(raw: bytes | str) -> Any:
+    """A JSON text's value; ``ValueError`` for one that is not JSON or is nested deeper than the parser goes."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def _scan_jsonl(path: Path) -> Iterator[tuple[int, int, dict[str, Any] | None]]:
+    """``(offset, length, record)`` of each complete line (``record`` None for a blank one); stops at a last line
+    cut by a crash; raises ``DataFileError`` (naming the line) for a complete line that is not a JSON object."""
     if not path.exists():
         return
     if path.is_dir():
@@ -249,20 +239,42 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         for number, raw in enumerate(handle, 1):
             complete = raw.endswith(b"\n")
             try:
-                record = json.loads(raw) if raw.strip() else None
-            except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
+                record = _decode_line(raw) if raw.strip() else None
+            except ValueError as exc:  # JSONDecodeError, bytes that are not UTF-8, or too deep
                 if complete:
-                    reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
-                    raise DataFileError(path, f"not JSON ({reason}); fix or remove the line", row=number) from exc
-                break  # the last line was cut by a crash
+                    reason = exc.msg if isinstance(exc, json.JSONDecodeError) else \
+                        "not UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
+                    raise DataFileError(path, f"not JSON ({reason}); fix or remove the line", row=number) from None
+                return  # the last line was cut by a crash
             if not complete:
-                break
+                return
             if record is not None and not isinstance(record, dict):
                 raise DataFileError(path, f"a line must be a JSON object, got {type(record).__name__}; "
                                           "fix or remove the line", row=number)
-            if record is not None:
-                yield offset, record
+            yield offset, len(raw), record
             offset += len(raw)
+
+
+def read_jsonl_line(path: Path, offset: int, handle: IO[bytes] | None = None) -> dict[str, Any]:
+    """The JSON object of the line at byte ``offset`` of ``path`` (one :func:`iter_jsonl` gave), read through
+    ``handle`` when given (an open binary file of ``path``). Raises ``DataFileError`` when it is no longer one (the
+    file was rewritten since, e.g. repaired by a resume)."""
+    try:
+        if handle is None:
+            with Path(path).open("rb") as own:
+                own.seek(offset)
+                raw = own.readline()
+        else:
+            handle.seek(offset)
+            raw = handle.readline()
+        record = _decode_line(raw)
+    except (OSError, ValueError) as exc:
+        raise DataFileError(path, f"the line at byte {offset:,} is no longer a complete JSON object ({exc}); the "
+                                  "file changed while it was read: read it again") from None
+    if not isinstance(record, dict) or not raw.endswith(b"\n"):
+        raise DataFileError(path, f"the line at byte {offset:,} is no longer a complete JSON object; the file "
+                                  "changed while it was read: read it again")
+    return record
 
 
 def record_key(record: dict[str, Any]) -> tuple[str, int]:
@@ -293,7 +305,7 @@ def read_json_file(path: Path) -> Any:
     if not path.exists():
         return None
     try:
-        return json.loads(path.read_bytes())
+        return _decode_line(path.read_bytes())
     except ValueError as exc:
         raise DataFileError(path, f"not valid JSON ({exc}); restore or delete the file") from exc
 
@@ -356,7 +368,7 @@ class RunLock:
                 text = handle.read()
                 handle.close()
                 try:
-                    holder = json.loads(text) if text.strip() else {}
+                    holder = _decode_line(text) if text.strip() else {}
                 except ValueError:
                     holder = {}
                 raise RunLockedError(self.out_dir, holder if isinstance(holder, dict) else {}) from None

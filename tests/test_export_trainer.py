@@ -480,6 +480,8 @@ def test_a_trajectories_file_rewritten_during_the_export_is_a_typed_error(run_co
 
 @pytest.mark.parametrize("corruption, expected", [
     (lambda lines: lines[:1] + ["{not json"] + lines[1:], "trajectories.jsonl, row 2: not JSON"),
+    (lambda lines: lines[:1] + ['{"a": ' + "[" * 5_000 + "]" * 5_000 + "}"] + lines[1:],
+     "trajectories.jsonl, row 2: not JSON (nested too deeply)"),
     (lambda lines: [json.dumps({**json.loads(lines[0]), "steps": "oops"})] + lines[1:], "'steps' must be a list"),
     (lambda lines: [json.dumps({**json.loads(lines[0]), "messages": [{"content": "x"}]})] + lines[1:],
      "message 0 has no role"),

@@ -526,3 +526,23 @@ def test_ray_worker_process_killed_mid_run_the_run_completes_with_every_episode_
     keys = keys_of(tmp_path / "run" / "results.jsonl")
     assert len(keys) == len(set(keys)) == len(records) == 10
     assert all(r["failure"] is None and r["metrics"]["DR"] == 1.0 for r in records)
+
+
+def test_run_files_nested_deeper_than_the_parser_are_typed_errors(tmp_path):
+    """A results line, a run.json or a line read back by offset nested ~5,000 deep: DataFileError naming the
+    file (and line), not a RecursionError."""
+    from mobility_env.runfiles import iter_jsonl, read_json_file, read_jsonl_line
+
+    deep = '{"a": ' + "[" * 5_000 + "]" * 5_000 + "}"
+    lines = tmp_path / "results.jsonl"
+    lines.write_text('{"episode_id": "e"}\n' + deep + "\n", encoding="utf-8")
+    with pytest.raises(DataFileError, match="row 2: not JSON \\(nested too deeply\\)"):
+        read_jsonl(lines)
+    with pytest.raises(DataFileError, match="nested too deeply"):
+        list(iter_jsonl(lines))
+    with pytest.raises(DataFileError, match="no longer a complete JSON object"):
+        read_jsonl_line(lines, len('{"episode_id": "e"}\n'))
+    whole = tmp_path / "run.json"
+    whole.write_text(deep, encoding="utf-8")
+    with pytest.raises(DataFileError, match="run.json: not valid JSON \\(nested too deeply\\)"):
+        read_json_file(whole)
