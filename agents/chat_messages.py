@@ -42,8 +42,6 @@ from mobility_env.runfiles import clean_strings, json_text
 
 from .prompts import render_prompt, task_prompt
 
-#: The keys of one exported message, in the order of the Arrow struct (``MESSAGE_TYPE``).
-MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 RECORDED, SYNTHESIZED = "recorded", "synthesized"
 
 

@@ -85,6 +85,7 @@ from mobility_env.errors import ConfigError
 
 from .base import EpisodeSession
 from .llm import strip_thinking
+from .llm_config import LANGUAGES
 from .prompts import render_prompt
 from .react import task_message
 from .targets import DEFAULT_ENV_OPTIONS, MOBILEPA, MOBILITYBENCH, check_env_id, data_path, make_env, \
@@ -98,7 +99,7 @@ except ImportError as exc:  # the optional extra is missing
 
 __all__ = ["EpisodeInfo", "MobilityEnv", "MobilityEnvConfig", "MobilityTask", "MobilityTaskData", "MobilityTaskset",
            "MobilityTasksetConfig", "MobilityToolHarness", "MobilityHarnessConfig", "PLUGIN_ID", "PLUGIN_MODULE",
-           "REWARD_TERMS", "episode_outcome", "load_environment", "reward_weights", "rubric", "shared_store",
+           "reward_terms", "episode_outcome", "load_environment", "reward_weights", "rubric", "shared_store",
            "step_rewards"]
 
 #: The id verifiers knows the taskset, its harness and its env by, and the module name that id imports.
@@ -106,13 +107,6 @@ PLUGIN_ID = "mobility-verifiers"
 PLUGIN_MODULE = "mobility_verifiers"
 #: ``trace.info`` key of the episode outcome the harness records.
 OUTCOME_KEY = "mobility"
-#: The reward terms of each env, in the order the env's weights declare them.
-REWARD_TERMS: dict[str, tuple[str, ...]] = {
-    MOBILITYBENCH: ("schema_violation", "redundant_call", "error", "tool_coverage", "decomposition", "DR", "FPR",
-                    "ID", "IE", "PF"),
-    MOBILEPA: ("progress", "invalid_call", "repeated_failure", "success", "delivered"),
-}
-LANGUAGES = ("zh", "en")
 #: The env ids a task can name (``mobility_agents.targets.ENV_IDS``, as a type).
 EnvId = Literal["MobilityBench-v0", "MobilePA-v0"]
 
@@ -126,6 +120,11 @@ def _weights_class(env_id: str) -> type:
     from mobility_rewards.shaping import RewardWeights
 
     return RewardWeights
+
+
+def reward_terms(env_id: str) -> tuple[str, ...]:
+    """The reward terms of ``env_id``, in the order the env's weights declare them."""
+    return tuple(f.name for f in fields(_weights_class(env_id)))
 
 
 def reward_weights(env_id: str, weights: Mapping[str, float] | Any = None) -> dict[str, float]:
@@ -362,7 +361,7 @@ class EpisodePlay:
 
     def outcome(self) -> dict[str, Any]:
         """``trace.info["mobility"]`` (see :func:`episode_outcome`)."""
-        terms = {name: 0.0 for name in REWARD_TERMS[self.info.env_id]}
+        terms = dict.fromkeys(reward_terms(self.info.env_id), 0.0)
         for scores in self.step_terms:
             for name, value in scores.items():
                 terms[name] = terms.get(name, 0.0) + value

@@ -31,7 +31,7 @@ from mobility_agents.mobilepa import PhoneOracleAgent  # noqa: E402
 from mobility_agents.oracle import OracleAgent  # noqa: E402
 from mobility_agents.targets import MOBILEPA, MOBILITYBENCH, make_env, open_store  # noqa: E402
 from mobility_agents.verifiers_env import (PLUGIN_ID, PLUGIN_MODULE, EpisodeInfo, episode_outcome,  # noqa: E402
-                                           REWARD_TERMS, load_environment, reward_weights,
+                                           load_environment, reward_terms, reward_weights,
                                            step_rewards)
 from mobility_env.actions import parse_action  # noqa: E402
 from mobility_env.errors import ConfigError, DataFileError  # noqa: E402
@@ -148,7 +148,7 @@ def assert_same_episode(trace: Any, env_id: str, expected: dict[str, Any]) -> No
 
 def assert_terms_match(trace: Any, expected: dict[str, Any]) -> None:
     """Term by term, the rubric pays what the env's reward components paid."""
-    assert set(trace.rewards) == set(REWARD_TERMS[episode_outcome(trace)["env_id"]])
+    assert set(trace.rewards) == set(reward_terms(episode_outcome(trace)["env_id"]))
     for name, reward in trace.rewards.items():
         assert reward.score * reward.weight == pytest.approx(expected["components"].get(name, 0.0), abs=1e-9), name
 
