@@ -268,6 +268,11 @@ class MobilityEnv(gym.Env[str, Any]):
       (see ``OBSERVATION_VERSION``'s history). Records: ``info["error"]["type"]`` is a
       ``mobility_env.trajectory.ErrorKind`` (a ``str`` enum equal to its old text), the
       trajectory's responses are decoded when first read.
+    * v0, verdict_version 2: FPR's verifier closes a leak found on unseen episodes (a foreign
+      place listed as ``naive理想国coffee•bar很不错`` passed as prose) and three denials (一万五千米
+      read as 10,005 km, 沙县小吃 as a county, 绿地铁塔家园 as a subway ride); see
+      ``VERDICT_VERSION``'s history. Runs scored with version 1 resume only with ``--force-resume``;
+      ``mobility-env eval`` rescores them.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}

@@ -36,13 +36,17 @@ _NUMBER = r"(\d+(?:,\d{3})*(?:\.\d+)?)"
 
 
 def chinese_numeral_value(text: str) -> int | None:
-    """``"三十七"`` -> 37, ``"一百零五"`` -> 105, ``"两"`` -> 2; None when ``text`` is not a numeral."""
+    """``"三十七"`` -> 37, ``"一百零五"`` -> 105, ``"两"`` -> 2, and the spoken shortening of a last digit
+    right after a unit: ``"一万五"`` -> 15000, ``"三千五"`` -> 3500 (``"一万零五"`` is 10005); None when
+    ``text`` is not a numeral."""
     if not text or any(ch not in _CN_DIGITS and ch not in _CN_UNITS for ch in text):
         return None
     total, section, digit = 0, 0, None
+    last_unit, zero = 1, False  # the unit just before a trailing digit, and whether 零 came between
     for ch in text:
         if ch in _CN_DIGITS:
             digit = _CN_DIGITS[ch]
+            zero = zero or digit == 0
             continue
         unit = _CN_UNITS[ch]
         if unit == 10000:
@@ -50,7 +54,9 @@ def chinese_numeral_value(text: str) -> int | None:
             total, section = total + section, 0
         else:
             section += (1 if digit is None else digit) * unit
-        digit = None
+        digit, last_unit, zero = None, unit, False
+    if digit and last_unit >= 100 and not zero:  # 一万五: the digit counts in the unit below (1.5万)
+        digit *= last_unit // 10
     return total + section + (digit or 0)
 
 
@@ -68,8 +74,8 @@ def arabize(text: str) -> str:
             return run
         if run in ("千", "万", "百"):  # a lone 万/百/千 is a word (万达, 老百姓), not a number
             return run
-        if run.endswith("千") and match.end() < len(text) and text[match.end()] == "米":
-            value = chinese_numeral_value(run[:-1])
+        if run.endswith("千") and "万" not in run and match.end() < len(text) and text[match.end()] == "米":
+            value = chinese_numeral_value(run[:-1])  # 三千米: 3 千米 (一万五千米 is 15000 米: 万 binds the 千)
             return run if value is None else f"{value}千"
         value = chinese_numeral_value(run)
         return run if value is None else str(value)

@@ -262,15 +262,33 @@ def _admin_tokens(answer: str, pattern: re.Pattern[str] = _ADMIN) -> list[str]:
     return [m.group(0) for m in pattern.finditer(normalize_answer(answer)) if not m.group(0).endswith(_NOT_ADMIN)]
 
 
-_PLACE_TOKEN = re.compile(r"[\u4e00-\u9fa5A-Za-z0-9·&%'’]{2,24}[(（][^)）]{1,24}[)）]|"
-                          r"[\u4e00-\u9fa5\d]{1,14}(?:店|馆|院|校|园|县|镇|乡|站|场|厦|城|中心|公司|酒店|宾馆|银行|超市|广场|医院|学校|"
-                          r"公园|公寓|大楼|花园|家园|新村|苑|府|村|寺|桥|楼|港|岛|局|厂|大学|中学|小学|商场|市场|咖啡|景区|名都|山|湖|塔|庄|阁|堂|大街|大道|"
-                          r"街(?!道)|路(?![线程口况过上])|市(?![场区中内民]))")
+# How a place's name ends (麦当劳(玉兰北路店), 建行营业部, 人民公园)
+_PLACE_SUFFIX = (r"(?:店|馆|院|校|园|县|镇|乡|站|场|厦|城|中心|公司|酒店|宾馆|银行|超市|广场|医院|学校|"
+                 r"公园|公寓|大楼|花园|家园|新村|苑|府|村|寺|桥|楼|港|岛|局|厂|大学|中学|小学|商场|市场|咖啡|景区|名都|山|湖|塔|庄|阁|堂|大街|大道|"
+                 r"营业部|营业厅|俱乐部|门诊部|服务部|事务所|派出所|研究所|旅行社|[酒网咖书茶水]吧|"
+                 r"街(?!道)|路(?![线程口况过上])|市(?![场区中内民]))")
+_SUFFIXED_NAME = r"[\u4e00-\u9fa5A-Za-z\d]{1,14}" + _PLACE_SUFFIX
+_PLACE_TOKEN = re.compile(r"[\u4e00-\u9fa5A-Za-z0-9·&%'’]{2,24}[(（][^)）]{1,24}[)）]|" + _SUFFIXED_NAME)
+# spaces beside a CJK character: 万达 广场, 万达 Alt are read as 万达广场, 万达Alt
+_CJK_SPACES = re.compile(r"(?<=[\u4e00-\u9fa5])\s+(?=\w)|(?<=\w)\s+(?=[\u4e00-\u9fa5])")
+# a name by its ending alone (bar营业部; not a bracket, which may hold a remark: X店(营业到22点))
+_SUFFIXED = re.compile(r"[\u4e00-\u9fa5A-Za-z\d]{0,14}" + _PLACE_SUFFIX)
+_NAME_END = re.compile(_PLACE_SUFFIX + r"$")  # naive Alt店: a name by how it ends
+_DOTTED = re.compile(r"\w+(?:·\w+)+")  # a name by its joining dot (地址·万万: 地址 is part of it)
+# Dots that join the parts of a name (恒大·滨江左岸, naive理想国coffee•bar), all read as ·
+_NAME_DOTS = str.maketrans(dict.fromkeys("•‧・∙⋅ㆍ", "·"))
+# What is left of a list item cut before a remark (Alt Coffee - nice, X店 —— 推荐): not part of the name
+_CUT_EDGE = " ,，、:：-–—~～|/·"
 _LEADING = re.compile(r"^(?:[在到去是有近靠位于附的和与及或从往至叫为就选推荐找个家您你我他这那里旁边之一以下地点可能附近有：址]|候选)+")
 
 
-_LIST_INTRO = re.compile(r"^(?:附近有|周边(?:可以去|有)?|最近的(?:是|有)|还有|以及|或者|比如|例如|包括|另外|此外|nearby|also|and|or|"
-                         r"such as|including|[在到去是有近靠位于附的和与及或从往至叫为就选推荐找个家这那里旁边：:\s])+", re.IGNORECASE)
+_INTRO_WORDS = (r"附近有|周边(?:可以去|有)?|最近的(?:是|有)|还有|以及|或者|比如|例如|包括|另外|此外|"
+                r"(?:nearby|also|and|or|such as|including)\b")
+_LIST_INTRO = re.compile(r"^(?:" + _INTRO_WORDS + r"|[在到去是有近靠位于附的和与及或从往至叫为就选推荐找个家这那里旁边：:\s])+",
+                         re.IGNORECASE)
+_OPENS_LIST = re.compile(r"(?:附近|周边|周围|最近的)", re.IGNORECASE)
+# only the intro words: what a name starting like an intro (和平饭店, 推荐·万万) keeps of itself
+_LIST_INTRO_WORDS = re.compile(r"^(?:" + _INTRO_WORDS + r"|[：:\s])+", re.IGNORECASE)
 _LIST_TAIL = re.compile(r"(?:等等|等|之类|etc\.?|and so on|[。.!！?？\s])+$", re.IGNORECASE)
 # Words of a sentence about a place rather than a place's name: a list item holding one is prose, not a claim.
 _PROSE = re.compile(r"\d+(?:\.\d+)?\s*(?:米|公里|千米|分钟|小时|km|m|min)|\d+\.\d+|\d{5,}|"
@@ -286,38 +304,66 @@ _PROSE = re.compile(r"\d+(?:\.\d+)?\s*(?:米|公里|千米|分钟|小时|km|m|mi
 
 # What still reads as a place name before a remark: Latin words with a capital, a name with · or
 # brackets, or four or more CJK characters (two or three are too often prose: 味道, 这家店).
-_NAME_LEAD = re.compile(r"(?:[A-Z][\w'&.-]*\s*){1,6}|.*[·(（].*|[\u4e00-\u9fa5A-Za-z0-9]{4,30}")
+_NAME_LEAD = re.compile(r"(?:[A-Z][\w'&.-]*\s*){1,6}|.*[·(（].*|[\u4e00-\u9fa5A-Za-z0-9'’&]{4,30}")
+
+
+def _name_text(text: str) -> str:
+    """NFKC, with every name-joining dot as ·: the form list items and place tokens are read in."""
+    return unicodedata.normalize("NFKC", text).translate(_NAME_DOTS)
+
+
+def _name_shaped(lead: str) -> bool:
+    """Does what precedes a remark read as a place's name (Alt Coffee, 恒大·滨江左岸, 和平饭店, naive Alt店)?"""
+    return bool(_NAME_LEAD.fullmatch(_CJK_SPACES.sub("", lead)) or len(fold_text(lead)) >= 4 and _NAME_END.search(lead))
+
+
+def _remark_start(item: str) -> int | None:
+    """Where a remark starts in a list item (``Alt Coffee很不错`` -> 10), or None. A prose word inside a
+    place-shaped token (营业 in 建行营业部, 地址 in 地址·万万) is part of the name, not a remark."""
+    names = [m.span() for pattern in (_SUFFIXED, _DOTTED) for m in pattern.finditer(item)]
+    for match in _PROSE.finditer(item):
+        if not any(start <= match.start() and match.end() <= end for start, end in names):
+            return match.start()
+    return None
 
 
 def listed_items(answer: str) -> list[str]:
     """The items of the answer's enumerations: ``附近有：A、B；C`` / ``Nearby: A; B, C`` -> ``[A, B, C]``.
 
     Items are split on 、 and semicolons, and on commas after a list colon. Without a colon the first item keeps
-    its text after the last comma (before it is the lead-in: 根据查询结果，…) and the others their text up to the
-    first comma (after it, a remark). Items lose list intros (附近有, 还有, Nearby:) and tails (等, etc.)."""
-    text = unicodedata.normalize("NFKC", answer)
-    items = []
-    for sentence in re.split(r"[。!?\n]|\.(?=\s|$)", text):
+    its text after the last comma (before it is the lead-in: 根据查询结果，…), or from the last clause opening a
+    list (周边有A，评分很高 -> A, 评分很高), and the others their text up to the first comma (after it, a
+    remark). Items lose list intros (附近有, 还有, Nearby:) and tails (等, etc.)."""
+    return [item for item in (_LIST_TAIL.sub("", _LIST_INTRO.sub("", part)) for part in _list_parts(answer)) if item]
+
+
+def _list_parts(answer: str) -> list[str]:
+    """The items of :func:`listed_items` before their intros and tails are cut."""
+    parts_out = []
+    for sentence in re.split(r"[。!?\n]|\.(?=\s|$)", _name_text(answer)):
         colon = max(sentence.rfind(":"), sentence.rfind("："))
         body = sentence[colon + 1:] if colon >= 0 else sentence
         parts = re.split(r"[、;；,，]" if colon >= 0 else r"[、;；]", body)
         if len(parts) < 2:
             continue
         for index, part in enumerate(parts):
+            if colon < 0 and index == 0:  # after the lead-in; from a clause opening a list (周边有X，评分很高) on
+                pieces = re.split(r"[,，]", part)
+                opening = [i for i, piece in enumerate(pieces) if _OPENS_LIST.match(piece.strip())]
+                parts_out += [piece.strip() for piece in pieces[opening[-1] if opening else -1:]]
+                continue
             if colon < 0:
-                part = re.split(r"[,，]", part)[-1 if index == 0 else 0]
-            part = _LIST_TAIL.sub("", _LIST_INTRO.sub("", part.strip()))
-            if part:
-                items.append(part)
-    return items
+                part = re.split(r"[,，]", part)[0]
+            parts_out.append(part.strip())
+    return parts_out
 
 
 def foreign_places(answer: str, known: list[str]) -> list[str]:
     """Place-like names in the answer (``X店``, ``Y(Z店)``, ``…医院``) found in none of ``known``, and list items
     (``附近有：A、B``) naming none of ``known`` (``Alt Coffee``, ``恒大·滨江左岸``) unless they read as prose."""
     haystack = "|".join(fold_text(k) for k in known if k)
-    names = sorted({k for k in known if len(k) >= 2}, key=len, reverse=True)
-    text = unicodedata.normalize("NFKC", answer)
+    names = sorted({_name_text(k) for k in known if len(k) >= 2}, key=len, reverse=True)
+    text = _name_text(answer)
     for item in names:
         text = text.replace(item, " ")
     foreign = []
@@ -327,16 +373,22 @@ def foreign_places(answer: str, known: list[str]) -> list[str]:
         if len(folded) >= 2 and folded not in haystack:
             foreign.append(token)
     folded_names = [fold_text(n) for n in names]
-    for item in listed_items(answer):
+    for part in _list_parts(answer):
+        item = _LIST_TAIL.sub("", _LIST_INTRO.sub("", part))
+        whole = _LIST_TAIL.sub("", _LIST_INTRO_WORDS.sub("", part))  # 和平饭店 keeps its 和
         folded = fold_text(item)
-        if len(folded) < 2 or folded in haystack or any(n and n in folded for n in folded_names):
+        if (len(folded) < 2 or folded in haystack
+                or any(n and (n in folded or n in fold_text(whole)) for n in folded_names)):
             continue
-        prose = _PROSE.search(item)
-        if prose:  # a remark: only a name-shaped lead before it (Alt Coffee很好) is still a claim
-            item = item[:prose.start()].strip(" ,，、:：")
-            folded = fold_text(item)
-            if not _NAME_LEAD.fullmatch(item) or folded in haystack:
+        remark = _remark_start(whole)
+        if remark is not None:  # a remark: only a name-shaped lead before it (Alt Coffee很好) is still a claim
+            cut = whole[:remark]
+            leads = [lead for lead in (cut.strip(_CUT_EDGE), _LIST_INTRO.sub("", cut).strip(_CUT_EDGE))
+                     if _name_shaped(lead) and fold_text(lead) not in haystack]
+            if not leads:
                 continue
+            item = leads[-1]
+            folded = fold_text(item)
         if not any(folded in fold_text(f) or fold_text(f) in folded for f in foreign):
             foreign.append(item)
     return foreign
@@ -482,14 +534,15 @@ def verify_geolocation(episode: Episode, calls: list[CallRecord], answer: str, v
                     reason="" if enough else "name at least two address components below the city")
         known = [facts.formatted_address, facts.district, facts.township, component.get("province", ""),
                  component.get("city", ""), *facts.roads, *facts.poi_names]
-        wrong = [t for t in _admin_tokens(answer)
-                 if not _consistent(t, known) and fold_text(t) not in fold_text(facts.formatted_address)]
         evidence_text = " ".join([facts.formatted_address, component.get("street_number", ""), *facts.poi_names])
         # a nearby POI's own address may be quoted in brackets after its name: 靠近X（玉兰大街83号）
         nearby = [Place(f"{p.name}{o}{p.address}{c}") for p in places(call.response) if p.address
                   for o, c in (("(", ")"), ("（", "）"))]
         names_only = nearby + [Place(p.name) for p in places(call.response)]
-        wrong += _wrong_numbers(mask_places(answer, names_only), evidence_text)
+        masked = mask_places(answer, names_only)  # a returned POI's name holds no claim (靠近沙县小吃: 沙县 is no county)
+        wrong = [t for t in _admin_tokens(masked)
+                 if not _consistent(t, known) and fold_text(t) not in fold_text(facts.formatted_address)]
+        wrong += _wrong_numbers(masked, evidence_text)
         verdict.add("address_consistent", not wrong, expected=facts.formatted_address, stated=", ".join(wrong),
                     reason=f"{wrong[0]} is not part of the address" if wrong else "")
         return

@@ -267,13 +267,25 @@ def _line_checks(episode: Episode, answer: str, option: RouteOption, options: li
                     reason="the answer names a line the chosen route does not ride" if foreign else "")
 
 
+def _without_asked_places(episode: Episode, answer: str) -> str:
+    """``answer`` with the places the user named blanked: their names state no mode (途经绿地铁塔家园: no 地铁)."""
+    names: list[str] = []
+    for key in ("origin", "destination", "waypoints"):
+        value = episode.gold_slots.get(key)
+        names += [v for v in (value if isinstance(value, list) else [value])
+                  if isinstance(v, str) and len(v) >= 2 and v != "current_location"]
+    for name in sorted(names, key=len, reverse=True):
+        answer = answer.replace(name, " ")
+    return answer
+
+
 def _constraint_claims(episode: Episode, answer: str, mode: str, verdict: Verdict) -> None:
     strategies = canonical_strategy_set(episode.gold_slots.get("strategy")) | canonical_strategy_set(
         (gold_route_call(episode) or ToolCall(name="")).arguments.get("strategy"))
     opposite = strategy_contradictions(answer, strategies)
     verdict.add("strategy_stated", not opposite, expected=sorted(strategies), stated=", ".join(opposite),
                 reason="the answer recommends the opposite of the asked strategy" if opposite else "")
-    modes = stated_modes(answer) - ({"walking"} if mode == "transit" else set())
+    modes = stated_modes(_without_asked_places(episode, answer)) - ({"walking"} if mode == "transit" else set())
     wrong_modes = sorted(modes - {mode})
     verdict.add("mode_stated", not wrong_modes, expected=mode, stated=", ".join(sorted(modes)),
                 reason=f"the answer recommends {wrong_modes[0]}, the route is {mode}" if wrong_modes else "")

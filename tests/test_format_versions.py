@@ -287,6 +287,9 @@ def test_runs_record_versions_and_refuse_resume_across_them(tmp_path, monkeypatc
 def test_eval_and_report_say_which_versions_scored_what(tmp_path, monkeypatch, capsys):
     from mobility_rewards import shaping
 
+    reward, verdict = shaping.REWARD_VERSION, shaping.VERDICT_VERSION
+    assert reward != 7 and verdict != 3  # the versions patched in below differ from this code's
+
     out = tmp_path / "run"
     _run(out, limit=3)
     assert "version" not in _cli(capsys, "eval", out)  # same versions: nothing to say
@@ -294,23 +297,24 @@ def test_eval_and_report_say_which_versions_scored_what(tmp_path, monkeypatch, c
 
     with monkeypatch.context() as patch:
         patch.setattr(shaping, "REWARD_VERSION", 7)
-        err = _cli(capsys, "report", out)  # eval's scorecard is current, but was computed with version 1
-        assert "scorecard.json was computed with reward_version 1, verdict_version 1" in err
+        err = _cli(capsys, "report", out)  # eval's scorecard is current, but was computed with the old version
+        assert f"scorecard.json was computed with reward_version {reward}, verdict_version {verdict}" in err
         assert "this code has reward_version 7" in err
         err = _cli(capsys, "eval", out)
-        assert "this run was scored with reward_version 1, verdict_version 1; it is rescored with " \
-               "reward_version 7, verdict_version 1" in err
+        assert f"this run was scored with reward_version {reward}, verdict_version {verdict}; it is rescored " \
+               f"with reward_version 7, verdict_version {verdict}" in err
         scorecard = json.loads((out / "scorecard.json").read_text(encoding="utf-8"))
         assert scorecard["source"]["format_versions"]["reward_version"] == 7
-        assert scorecard["source"]["run_format_versions"]["reward_version"] == 1
+        assert scorecard["source"]["run_format_versions"]["reward_version"] == reward
     assert "scorecard.json was computed with reward_version 7" in _cli(capsys, "report", out)
 
     (out / "scorecard.json").unlink()  # the report reads the stored metrics
     with monkeypatch.context() as patch:
         patch.setattr(shaping, "VERDICT_VERSION", 3)  # what format_versions reports
         err = _cli(capsys, "report", out)
-    assert "reporting the stored metrics of results.jsonl, scored with reward_version 1, verdict_version 1" in err
-    assert "this code has reward_version 1, verdict_version 3" in err
+    assert (f"reporting the stored metrics of results.jsonl, scored with reward_version {reward}, "
+            f"verdict_version {verdict}") in err
+    assert f"this code has reward_version {reward}, verdict_version 3" in err
 
 
 def _regenerate() -> None:

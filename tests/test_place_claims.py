@@ -1,7 +1,8 @@
 """Place claims in information answers (mobility_rewards.verify): list items, house numbers, admin words.
 
 Found by the large exploit sweep (benchmarks/reward_exploits.py): a foreign place with an odd name listed beside a
-returned one passed; 您在红旗街道… was denied (旗 read as a banner); 玉兰大街3号 passed because 3 appeared in 第三医院.
+returned one passed (again with seed 11: a name joined by •, a remark after a dash, 营业 inside 建行营业部);
+您在红旗街道… was denied (旗 read as a banner); 玉兰大街3号 passed because 3 appeared in 第三医院.
 """
 
 from hypothesis import given, settings, strategies as st
@@ -27,6 +28,51 @@ def test_a_listed_place_not_returned_is_foreign(intro, odd, right, first, ending
     items = [odd + remark, right] if first else [right, odd + remark]
     answer = lead + sep.join(items) + ending
     assert any(f.startswith(odd) for f in foreign_places(answer, KNOWN)), answer
+
+
+# Generated foreign names, shaped like real ones: one or two parts (CJK fragments of real names, some starting
+# with a character that also starts list intros, 和平, 在水一方, or holding a remark word, 营业, 推荐; or
+# capitalized Latin words), joined by a dot, a space or nothing, with a place ending or none.
+FRAGMENTS = ["和平", "在水一方", "有家", "万达", "理想国", "春熙", "东方明珠", "建行", "新华", "人民", "星光", "锦江之星",
+             "naive理想国coffee", "便民", "推荐菜", "营业", "大参林", "同仁堂", "海底捞"]
+INSIDE_ONLY = ("推荐菜", "营业")  # a remark word leading an item reads as a remark (推荐菜 X很好: try X)
+LATIN = ["Alt", "Blue", "Coffee", "Bar", "Tims", "MUJI", "Cafe", "Station", "Mall", "Oriental", "Andy's"]
+JOINERS = ["·", "•", "‧", "・", "∙", "⋅", " ", ""]
+ENDINGS_OF_NAMES = ["", "店", "咖啡", "中心", "营业部", "营业厅", "俱乐部", "广场", "酒吧", "饭店", "(万达店)", "（东门店）"]
+REMARK_WORDS = ["很不错", "评分很高", "也可以", "挺方便", "环境好", " is nice", " is open late", " - nice", "——推荐",
+                " ~ 推荐", "，评分很高", ""]
+
+
+@st.composite
+def foreign_names(draw):
+    first = draw(st.sampled_from([f for f in FRAGMENTS + LATIN if f not in INSIDE_ONLY]))
+    second = draw(st.one_of(st.just(""), st.sampled_from(FRAGMENTS + LATIN)))
+    joiner = draw(st.sampled_from(JOINERS)) if second else ""
+    name = first + joiner + second + draw(st.sampled_from(ENDINGS_OF_NAMES))
+    if len(name.replace(" ", "")) < 4:
+        name += "饭店"  # a name of three characters or less reads as prose before a remark (这家店很好)
+    return name
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(intro=st.sampled_from(INTROS), odd=foreign_names(), right=st.sampled_from(KNOWN[:2]), first=st.booleans(),
+       remark=st.sampled_from(REMARK_WORDS), ending=st.sampled_from(ENDINGS))
+def test_generated_foreign_names_with_remarks_are_foreign(intro, odd, right, first, remark, ending):
+    """Found by the sweep: naive理想国coffee•bar很不错 (a bullet, not ·), Alt Coffee - nice (a dash before the
+    remark) and 建行营业部 (营业, a remark word, inside the name) all passed as prose."""
+    lead, sep = intro
+    items = [odd + remark, right] if first else [right, odd + remark]
+    answer = lead + sep.join(items) + ending
+    assert foreign_places(answer, KNOWN), (answer, listed_items(answer))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(intro=st.sampled_from(INTROS), names=st.permutations(KNOWN[:2]), remark=st.sampled_from(REMARK_WORDS[:-1]),
+       bracket=st.sampled_from(["", "（营业到22点）", "(营业部)", "（推荐）"]), ending=st.sampled_from(ENDINGS))
+def test_returned_names_with_generated_remarks_are_not_foreign(intro, names, remark, bracket, ending):
+    lead, sep = intro
+    answer = lead + sep.join([names[0] + bracket + remark, names[1]]) + ending
+    assert foreign_places(answer, KNOWN) == [], (answer, listed_items(answer))
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)

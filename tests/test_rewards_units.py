@@ -2,6 +2,7 @@
 
 from hypothesis import given, strategies as st
 
+from answer_mutators import cn_int
 from mobility_rewards.reference import format_clock, format_distance, format_duration
 from mobility_rewards.units import (Quantity, arabize, chinese_numeral_value, clock_difference, parse_clock_times,
                                     parse_distances, parse_durations, parse_temperatures, within_tolerance)
@@ -15,6 +16,26 @@ def test_chinese_numerals():
     assert chinese_numeral_value("abc") is None
     assert arabize("三十七分钟") == "37分钟"
     assert arabize("一点五千米") != ""  # never raises on odd input
+
+
+@given(n=st.integers(1, 99_999_999), liang=st.booleans())
+def test_chinese_numerals_round_trip(n, liang):
+    assert chinese_numeral_value(cn_int(n, liang)) == n
+
+
+@given(metres=st.integers(1, 999_999), unit=st.sampled_from(["米", "公里"]))
+def test_chinese_distances_round_trip(metres, unit):
+    """一万五千米 was read as 一万五 千米 (10,005 km): found on unseen synthetic episodes by the exploit sweep."""
+    value = metres if unit == "米" else metres * 1000
+    assert [q.value for q in parse_distances(f"全程{cn_int(metres)}{unit}")] == [float(value)]
+
+
+@given(lead=st.integers(1, 9), unit=st.sampled_from([("百", 100), ("千", 1000), ("万", 10000)]), last=st.integers(1, 9))
+def test_spoken_shortening_of_the_last_digit(lead, unit, last):
+    """一万五 is 15,000 and 三千五 3,500 as said aloud; 一万零五 stays 10,005."""
+    name, size = unit
+    assert chinese_numeral_value(f"{cn_int(lead)}{name}{cn_int(last)}") == lead * size + last * size // 10
+    assert chinese_numeral_value(f"{cn_int(lead)}{name}零{cn_int(last)}") == lead * size + last
 
 
 def test_distances_in_both_scripts():
