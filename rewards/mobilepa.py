@@ -285,8 +285,10 @@ PHONE_OBSERVATION_VERSION = 3
 #: ``routed`` / ``payload`` / ``no_other_agent``) on top of the bucket's checks, and ``memory_focused`` (no sweep);
 #: 4 — a search retrieves only its first ``FOCUS_RANK`` results and ``memory_focused`` counts reads and records shown
 #: against budgets set by the task's gold memories (``g + 2`` and ``4g + 6``), no longer half the profile;
-#: 5 — ``memory_retrieved`` counts only a search's strong matches (a general query's results are partial).
-PHONE_VERDICT_VERSION = 5
+#: 5 — ``memory_retrieved`` counts only a search's strong matches (a general query's results are partial);
+#: 6 — an hours-and-minutes amount with decimal minutes (``1 hour and 1.2 min``) is read at that precision
+#: (± 0.05 min, was ± 0.5), so it is another value than ``62分钟`` for ``no_other_values``.
+PHONE_VERDICT_VERSION = 6
 
 
 def phone_format_versions() -> dict[str, int]:

@@ -189,8 +189,20 @@ def amount_text(kind: str, value: int, lang: str) -> str:
     return f"{value}℃"
 
 
+def _half_unit(number: str) -> float:
+    """Half the precision ``number`` is written with (``6`` ± 0.5, ``5.6`` ± 0.05)."""
+    return 0.5 * 10 ** -len(number.partition(".")[2])
+
+
+def _disagrees(new: str, old: str) -> bool:
+    """Whether ``new`` states another amount than ``old`` at the precisions they are written with (the
+    verifier's rule: ``5.6`` agrees with a recorded ``6``, which may be 5.5 to 6.5; ``61`` does not with ``62``)."""
+    return abs(float(new) - float(old)) >= _half_unit(new) + _half_unit(old)
+
+
 def shifted(spelling: str, draw: Draw, mode: str) -> str:
-    """``spelling`` with one of its numbers changed (see the module docstring); never the same number."""
+    """``spelling`` with one of its numbers changed (see the module docstring) to another amount: never the same
+    number, nor one that agrees with it at the precisions written (``6`` → ``5.6`` is no other temperature)."""
     numbers = list(re.finditer(r"\d+(?:\.\d+)?", spelling))
     m = draw.choice(numbers)
     text = m.group(0)
@@ -198,7 +210,9 @@ def shifted(spelling: str, draw: Draw, mode: str) -> str:
     if mode == "prefix":
         new = f"{draw.integer(1, 9)}{text}"
     elif mode == "decimal_prefix":
-        new = f"{draw.integer(0, 9)}.{text.replace('.', '')}"
+        digits = text.replace(".", "")
+        new = draw.choice([f"{d}.{digits}" for d in range(10) if _disagrees(f"{d}.{digits}", text)]
+                          or [f"{int(float(text)) + 2}"])
     else:
         step = draw.choice((-1, 1)) if mode == "plus_minus_one" else draw.choice((-1, 1)) * draw.integer(2, 500)
         value = round(float(text) * 10 ** places) + step
@@ -550,9 +564,10 @@ def test_hand_written_honest_answers_pass(family, answer):
 
 def test_amounts_agree_at_the_precision_stated():
     golds = {"23942米": ["23.9 km", "24 km", "23,942 m", "23.94 km"], "25分钟": ["25 minutes", "0.4166 h"],
-             "16℃": ["61°F", "16.4 °C"], "62分钟": ["1 hour 2 minutes", "1小时2分"]}
+             "16℃": ["61°F", "16.4 °C", "15.6 °C"], "62分钟": ["1 hour 2 minutes", "1小时2分", "1 h 1.6 min"]}
+    # 1 h 1.2 min is 61.2 ± 0.05 min (found with seed 777: it was read at ± 0.5 and agreed with 62 min)
     wrong = {"23942米": ["23.8 km", "23 km", "23943 m"], "25分钟": ["26 min", "0.4 h", "half an hour"],
-             "16℃": ["17℃", "63°F"], "62分钟": ["1 h", "1 hour"]}
+             "16℃": ["17℃", "63°F", "15.4 °C"], "62分钟": ["1 h", "1 hour", "1 hour and 1.2 min", "1小时1.4分钟"]}
     for gold_text, agreeing in golds.items():
         gold = stated_quantities(gold_text)[0]
         assert all(stated_quantities(t)[0].agrees(gold) for t in agreeing), gold_text

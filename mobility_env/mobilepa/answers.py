@@ -273,8 +273,10 @@ def _token(m: re.Match[str]) -> tuple[str, Any]:
         return "q", _minutes(text, 15 * (_number(m["qz"])[0] if m["qz"] else 3 if text[0] == "t" else 1))
     if group == "percent_zh":
         return "q", _quantity(text, *_number(m["pz"]), "%")
-    if group == "hm":
-        return "q", _minutes(text, 60 * _number(m["hm_h"])[0] + _number(m["hm_m"])[0])
+    if group == "hm":  # 1 h 5 min; stated to a tenth of a minute (1 h 1.2 min), read at that precision
+        minutes, precision = _number(m["hm_m"])
+        return "q", dataclasses.replace(_minutes(text, 60 * _number(m["hm_h"])[0] + minutes),
+                                        tolerance=min(precision, _HALF))
     if group == "km_m":
         return "q", Quantity("distance", Fraction(int(m["kk"]) * 1000 + int(m["kmm"])), _HALF, text, "m")
     if group == "zh_decimal":
