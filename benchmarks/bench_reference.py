@@ -38,6 +38,16 @@ here), runs both on one built directory:
       Episodes go in blocks of 32: each block once (first visit: the episode is not yet
       materialized by this env), then again (revisit: the env's 64-episode cache holds it).
       Episodes are those whose gold calls all agree strictly or by projection.
+      Ours scores each episode in its loop (the ``finish`` step: shaped terms, metrics, the
+      verified verdict); the reference scores offline, after the run. So the episodes are also
+      timed against the reference's calls **plus its own scoring of that episode**: the five
+      metrics of its evaluator (``tool``, ``instruction``, ``planning``, ``answer``,
+      ``efficiency``, built by its ``MetricRegistry`` with its default evaluation settings), each
+      ``compute(case_id, prediction, ground_truth)`` once, on the same calls and answer; the
+      prediction and ground-truth dicts are built before timing (its runner reads them from
+      files with pandas, not charged here). Without ``sentence-transformers`` its similarity
+      checks use its own character-overlap fallback, so this scoring time is a lower bound.
+      Needs ``cpca`` (its answer metric imports it); without it that part is skipped, saying why.
    b. single calls as the agent sees them, per tool: ours = ``env.step(action_text)`` (the
       observation, ``compact`` and ``raw``; reset before each call, not timed); the reference =
       ``tool.invoke(args)`` + ``json.dumps`` (issue 13's comparison) and + ``str`` (what its
@@ -55,7 +65,8 @@ side; the cost of one full collection before the freeze is reported.
         [--episodes 200] [--rounds 3] [--calls 200] [--out F]
 
 Needs, in the running interpreter, this project plus ``langchain-core``, ``pyyaml`` and
-``python-dotenv`` (what the reference's tool modules import). Exits with status 2 when the
+``python-dotenv`` (what the reference's tool modules import), and ``cpca`` for its evaluator
+(optional: without it the scored comparison is skipped). Exits with status 2 when the
 reference cannot be imported. Memory: the reference holds its whole JSON as Python objects,
 about 4.5 times the file size (100k synthetic episodes: 1.1 GiB of JSON, +5 GiB of heap, a run
 peaking at 8.3 GiB RSS).
@@ -425,11 +436,58 @@ def play_reference(tools: dict[str, Any], play: dict[str, Any]) -> int:
     return CLOCK() - t0
 
 
+REFERENCE_METRICS = ("tool", "instruction", "planning", "answer", "efficiency")
+
+
+def load_reference_scoring(settings: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """The reference evaluator's metric objects, as its runner builds them; (None, why) when they do not import."""
+    try:
+        registry = importlib.import_module("mobility_bench.evaluation.registry").MetricRegistry
+        registry.load_default_metrics()
+    except ImportError as exc:
+        return None, f"cannot import the reference's evaluation metrics ({exc}); pip install cpca"
+    config = settings.Settings.get_instance().evaluation
+    metrics = {name: registry.get(name, config=getattr(config, name, {})) for name in REFERENCE_METRICS}
+    missing = [name for name, metric in metrics.items() if metric is None]
+    if missing:
+        return None, f"the reference's registry has no metric {missing}"
+    return metrics, None
+
+
+def reference_case(episode: Any, calls: list[tuple[str, dict[str, Any]]], finish: dict[str, Any]
+                   ) -> dict[str, dict[str, Any]]:
+    """What the reference's runner hands each metric for this episode: {metric: (prediction, ground truth)}."""
+    plan = " ".join(str(step) for step in finish.get("plan") or [])
+    truth = {**{k: v for k, v in episode.fields.items() if isinstance(v, str)},
+             "task_scenario": episode.task_scenario, "intent_family": episode.intent_family,
+             "tool_list": [{"name": c.name, "arguments": dict(c.arguments)} for c in episode.gold_calls]}
+    predictions = {
+        "tool": {"tool_calls": [{"name": tool, "arguments": args} for tool, args in calls]},
+        "instruction": {"thinking": "", "intent": finish.get("intent") or "", "steps": plan},
+        "planning": {"steps": plan},
+        "answer": {"answer": finish.get("answer", "")},
+        "efficiency": {"token_usage": {}},
+    }
+    return {name: {"case_id": episode.episode_id, "prediction": prediction, "ground_truth": truth}
+            for name, prediction in predictions.items()}
+
+
+def score_reference(metrics: dict[str, Any], play: dict[str, Any]) -> int:
+    """The reference's offline scoring of one episode: each metric's ``compute`` once (ns)."""
+    t0 = CLOCK()
+    for name, case in play["reference_case"].items():
+        metrics[name].compute(case["case_id"], case["prediction"], dict(case["ground_truth"]))
+    return CLOCK() - t0
+
+
 def time_episodes(env: Any, tools: dict[str, Any], plays: list[dict[str, Any]], warmup: dict[str, Any],
-                  rounds: int) -> dict[str, Any]:
+                  rounds: int, scoring: dict[str, Any] | None) -> dict[str, Any]:
     """3a: whole episodes, ours then the reference each round; first visits and revisits."""
     # one episode outside the timed set first: lazy imports and first-use setup on either side
     ours_warm, ref_warm = play_ours(env, warmup), play_reference(tools, warmup)
+    if scoring is not None:
+        score_reference(scoring, warmup)
+    scored: list[float] = []
     labels = ("ours_first", "ours_revisit", "ref_first", "ref_revisit")
     per_round: dict[str, list[float]] = {k: [] for k in labels}
     no_finish: dict[str, list[float]] = {"first": [], "revisit": []}
@@ -456,6 +514,9 @@ def time_episodes(env: Any, tools: dict[str, Any], plays: list[dict[str, Any]], 
             for visit in ("first", "revisit"):
                 for play in block:
                     spent[f"ref_{visit}"] += play_reference(tools, play)
+        if scoring is not None:  # its scoring does not depend on a visit: once per episode
+            gc.collect()
+            scored.append(len(batch) / (sum(score_reference(scoring, play) for play in batch) / 1e9))
         for label, ns in spent.items():
             per_round[label].append(len(batch) / (ns / 1e9))
         for visit, ns in spent_no_finish.items():
@@ -477,7 +538,23 @@ def time_episodes(env: Any, tools: dict[str, Any], plays: list[dict[str, Any]], 
         "ours_parts_us": {key[v]: {k: percentiles(x) for k, x in parts[v].items()} for v in visits},
         "warmup_episode_ms": {"ours": round(sum(ours_warm[:3]) / 1e6, 2), "reference": round(ref_warm / 1e6, 2)},
         "ours_step_errors": errors, "ours_mean_FPR": round(statistics.fmean(fpr), 4) if fpr else None,
+        **_with_reference_scoring(per_round, scored, rounds),
     }
+
+
+def _with_reference_scoring(per_round: dict[str, list[float]], scored: list[float], rounds: int) -> dict[str, Any]:
+    """Ours against the reference's calls plus its offline scoring of the same episodes (per round, then medians)."""
+    if not scored:
+        return {}
+    out: dict[str, Any] = {"reference_scoring_episodes_per_s": round(statistics.median(scored), 1)}
+    for visit, key in (("first", "first_visit"), ("revisit", "revisit")):
+        # an episode's time is the calls' plus the scoring's: 1 / (1/calls + 1/scoring) episodes/s
+        combined = [1.0 / (1.0 / per_round[f"ref_{visit}"][r] + 1.0 / scored[r]) for r in range(rounds)]
+        rate = statistics.median(combined)
+        ours = statistics.median(per_round[f"ours_{visit}"])
+        out.setdefault("reference_scored_episodes_per_s", {})[key] = round(rate, 1)
+        out.setdefault("ours_over_reference_scored", {})[key] = round(ours / rate, 3)
+    return out
 
 
 def time_calls(envs: dict[str, Any], tools: dict[str, Any], samples: list[dict[str, Any]],
@@ -658,10 +735,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         elif not ok:
             skipped["disagreeing_call"] += 1
         elif len(plays) < want_plays + 1:  # + 1: the warm-up episode
-            finish = reference_finish(episode)
+            finish = reference_finish(episode).model_dump(exclude_none=True)
             plays.append({"episode_id": episode_id, "calls": calls,
                           "actions": [{"name": c.name, "arguments": dict(c.arguments)} for c in episode.gold_calls],
-                          "finish": {"name": "finish", "arguments": finish.model_dump(exclude_none=True)}})
+                          "finish": {"name": "finish", "arguments": finish},
+                          "reference_case": reference_case(episode, calls, finish)})
     result["equivalence"] = scan.summary()
     result["equivalence"]["episodes_not_timed"] = skipped
     del scan, store  # free the preparation's episode cache
@@ -672,7 +750,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     warmup = plays.pop()
     plays = plays[:len(plays) // rounds * rounds]
     envs = {fmt: MobilityEnv(args.data, obs_format=fmt) for fmt in ("compact", "raw")}
-    result["episodes"] = time_episodes(envs["compact"], tools, plays, warmup, rounds)
+    scoring, why = load_reference_scoring(settings)
+    if why:
+        result["reference_scoring_skipped"] = why
+    result["episodes"] = time_episodes(envs["compact"], tools, plays, warmup, rounds, scoring)
     result["calls"] = time_calls(envs, tools, samples, rounds)
     result["memory_kib_end"] = memory_kib()
     result["loadavg_end"] = list(os.getloadavg())
