@@ -59,6 +59,7 @@ logger = logging.getLogger(__name__)
 FUZZY_KINDS = frozenset(name for name, kind in TOOL_KINDS.items() if {"fuzzy", "near_name"} & set(kind.match_stages))
 LARGE_UNINDEXED_ROWS = 50_000  # above this, opening without the prebuilt index warns
 STORED_CACHE = 256  # recent undecoded cells shared by an episode's records (Sandbox.stored)
+NOTED_SPANS = 4096  # episode spans the store noted (Sandbox.note_span); more than it keeps episodes
 
 
 class MissingIndexWarning(UserWarning):
@@ -157,6 +158,7 @@ class Sandbox:
         self._episode_ranges = episode_ranges
         self._index: ReplayIndex | None = None
         self._last_span: tuple[str, tuple[int, int] | None] | None = None
+        self._noted_spans: dict[str, tuple[int, int]] = {}
         self._last_rows: tuple[range, dict[int, list[tuple[int, int]]]] | None = None
         self._stored: dict[tuple[str, int], LazyJSON] = {}
 
@@ -278,13 +280,20 @@ class Sandbox:
             return index.value("compact", entry)
         return None
 
+    def note_span(self, episode_id: str, start: int, stop: int) -> None:
+        """Remember an episode's rows as its episodes row states them (the store reads that row when it
+        materializes the episode), so its first lookup does not search the id hashes again."""
+        if len(self._noted_spans) >= NOTED_SPANS:
+            self._noted_spans.clear()
+        self._noted_spans[episode_id] = (start, stop)
+
     def episode_span(self, episode_id: str) -> tuple[int, int] | None:
         """Sandbox rows [start, stop) of an episode, None if unknown (no dict of every id when indexed)."""
         if self._episode_ranges is None and self.index.episodes is not None:
             last = self._last_span  # an env asks for the same episode at every step
             if last is not None and last[0] == episode_id:
                 return last[1]
-            span = self.index.episode_span(episode_id)
+            span = self._noted_spans.get(episode_id) or self.index.episode_span(episode_id)
             self._last_span = (episode_id, span)
             return span
         return self.episode_ranges.get(episode_id)

@@ -138,6 +138,7 @@ class EpisodeStore:
         if not (isinstance(start, int) and isinstance(stop, int) and 0 <= start <= stop <= len(box)):
             raise CorruptDataError(self._table_path, f"sandbox rows [{start}, {stop}) are not within the "
                                    f"{len(box)} sandbox rows", row=row + 1, column="sandbox_start")
+        box.note_span(episode_id, start, stop)
         recorded = []
         source = box.index.source or (box.directory / SANDBOX_FILE if box.directory else self._table_path)
         read = box.index.value

@@ -257,6 +257,18 @@ def test_indexed_lookups_agree_with_brute_force(synth_dir, old_style_dir, refere
         assert any(s == "global" and m in ("fuzzy", "nearest") for (m, s) in seen), seen
 
 
+def test_the_span_the_store_notes_is_the_indexs_span(synth_dir):
+    """An episode's rows as its episodes row states them (noted when the store materializes it) are the rows the
+    index finds by the id hashes, for every episode; an unknown id still has none."""
+    store = resolve_data(synth_dir)
+    searched = {e: store.sandbox.index.episode_span(e) for e in store.ids}
+    for episode_id in store.ids:
+        store.get(episode_id)
+        assert store.sandbox._noted_spans[episode_id] == searched[episode_id]
+        assert store.sandbox.episode_span(episode_id) == searched[episode_id]
+    assert store.sandbox.episode_span("no-such-episode") is None
+
+
 def test_every_recorded_call_replays_exactly_from_the_index(synth_dir, reference):
     box = Sandbox.open(synth_dir)
     for i, row in enumerate(reference.rows):
