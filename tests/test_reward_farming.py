@@ -1,4 +1,5 @@
-"""No sequence of actions earns more than the oracle: the shaped rewards cannot be farmed.
+"""No sequence of actions earns more than the oracle: the shaped rewards cannot be farmed (MobilityBench-v0, then
+MobilePA-v0's stateful phone, where the oracle's calls may also come in any order, repeated or dropped).
 
 A policy maximizes the return, not FPR. The sequences here are generated (hypothesis), not
 listed: up to ``max_steps`` moves drawn from the episode's gold calls (in any order, repeated,
@@ -143,3 +144,88 @@ def test_the_oracle_return_is_reached_by_the_oracle(farm):
         total += env.step({"name": "finish", "arguments": reference_finish(episode).model_dump(exclude_none=True)})[1]
         assert total == pytest.approx(returns[episode.episode_id])
         assert returns[episode.episode_id] > 0
+
+
+# ------------------------------------------------------------------------------------------- MobilePA-v0
+@pytest.fixture(scope="module")
+def phone_farm():
+    """MobilePA's bundled tasks plus fresh ones of an unseen seed, and each task's oracle return."""
+    from mobility_env.mobilepa.env import MobilePAEnv
+    from mobility_env.mobilepa.generate import generate_tasks
+    from mobility_rewards.mobilepa import verify_phone_task
+
+    envs = [MobilePAEnv(), MobilePAEnv(tasks=generate_tasks(40, seed=20261202, verify=verify_phone_task))]
+    tasks = [(env, task) for env in envs for task in env.tasks.values()]
+    returns = {}
+    for env, task in tasks:
+        total, success = _phone_play(env, task.task_id, _phone_oracle(task))
+        assert success, task.task_id
+        returns[task.task_id] = total
+    return tasks, returns
+
+
+def _phone_oracle(task) -> list[dict]:
+    return [{"name": c.name, "arguments": dict(c.arguments)} for c in task.oracle_calls] + \
+        [{"name": "finish", "arguments": {"answer": task.oracle_answer}}]
+
+
+def _phone_play(env, task_id: str, actions: list) -> tuple[float, bool]:
+    """(return, success): to the end of the actions, or an abandon when they run out (its terminal terms count)."""
+    env.reset(options={"task_id": task_id})
+    total = 0.0
+    for action in actions:
+        _, reward, terminated, truncated, info = env.step(action)
+        assert math.isfinite(reward)
+        total += reward
+        if terminated or truncated:
+            return total, info["metrics"]["success"] == 1.0
+    info = env.abandon("out_of_actions")
+    return total + float(sum(info["reward_components"].values())), info["metrics"]["success"] == 1.0
+
+
+phone_moves = st.one_of(
+    st.tuples(st.just("oracle_all")),  # every oracle call in order: the sequences reach the oracle's return too
+    st.tuples(st.just("oracle"), st.integers(0, 30)),
+    st.tuples(st.just("other"), st.integers(0, 10_000), st.integers(0, 30)),
+    st.tuples(st.just("junk"), st.sampled_from([
+        {"name": "search_memory", "arguments": {"query": "*", "top_k": 50}}, {"name": "teleport", "arguments": {}},
+        "{oops", {"name": "set_wifi", "arguments": {"on": "yes"}}, {"name": "list_memories", "arguments": {}}])),
+    st.tuples(st.just("finish"), st.sampled_from(["oracle", "generic", "oracle_plus_other"])),
+)
+
+
+@SETTINGS
+@given(pick=st.integers(0, 10_000), plan=st.lists(phone_moves, min_size=0, max_size=14))
+def test_no_phone_sequence_earns_more_than_the_oracle(phone_farm, pick, plan):
+    """The same property on MobilePA-v0's stateful phone: oracle calls in any order, repeated or dropped,
+    other tasks' calls, junk, and a right, generic or padded finish (or none) never out-earn the oracle."""
+    tasks, returns = phone_farm
+    env, task = tasks[pick % len(tasks)]
+    actions: list = []
+    for move in plan:
+        if move[0] == "oracle_all":
+            actions += [{"name": c.name, "arguments": dict(c.arguments)} for c in task.oracle_calls]
+        elif move[0] == "oracle" and task.oracle_calls:
+            call = task.oracle_calls[move[1] % len(task.oracle_calls)]
+            actions.append({"name": call.name, "arguments": dict(call.arguments)})
+        elif move[0] == "other":
+            _, other = tasks[move[1] % len(tasks)]
+            if other.oracle_calls:
+                call = other.oracle_calls[move[2] % len(other.oracle_calls)]
+                actions.append({"name": call.name, "arguments": dict(call.arguments)})
+        elif move[0] == "junk":
+            actions.append(move[1])
+        elif move[0] == "finish":
+            answer = {"oracle": task.oracle_answer, "generic": "好的，已完成。",
+                      "oracle_plus_other": f"{task.oracle_answer} 也可能是明天。"}[move[1]]
+            actions.append({"name": "finish", "arguments": {"answer": answer}})
+    total, _ = _phone_play(env, task.task_id, actions)
+    assert total <= returns[task.task_id] + 1e-9, (task.task_id, total, returns[task.task_id], actions)
+
+
+def test_phone_sequences_do_reach_the_oracles_return(phone_farm):
+    """The bound is not vacuous: replaying the oracle's own sequence succeeds and earns exactly its return."""
+    tasks, returns = phone_farm
+    for env, task in tasks[:30]:
+        total, success = _phone_play(env, task.task_id, _phone_oracle(task))
+        assert success and total == pytest.approx(returns[task.task_id])
