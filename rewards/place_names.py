@@ -12,9 +12,10 @@ house numbers (the place checks of :mod:`mobility_rewards.verify`).
 * :func:`_admin_tokens` / :func:`_consistent`: provinces, cities, districts, townships the answer names and
   whether the evidence has them; :func:`_wrong_numbers`: house numbers that are not the road's own.
 
-Known limits: a foreign name of three CJK characters or less followed by a remark in a list (``肯德基很不错``)
-reads as prose (``这家店很好``, ``性价比很高`` would otherwise be denied), as does a name ending in a remark word
-(``万达营业 is nice``).
+Known limits: before a remark, two CJK characters read as prose (``味道很好``), and three read as a name
+(``肯德基很不错``, ``江南区也可以``) unless they point or judge (``这家店很好``, ``性价比很高``): a remark led by
+another three-character noun (``牛肉面很好吃``) is read as naming a place, so it fails as a place the evidence
+never returned. A name ending in a remark word (``万达营业 is nice``) reads as prose.
 """
 
 from __future__ import annotations
@@ -197,6 +198,7 @@ _PROSE = re.compile(r"\d+(?:\.\d+)?\s*(?:米|公里|千米|分钟|小时|km|m|mi
 
 # What still reads as a place name before a remark: Latin words with a capital, a name with · or
 # brackets, or four or more CJK characters (two or three are too often prose: 味道, 这家店).
+_CJK3 = re.compile(r"[\u4e00-\u9fa5]{3}")
 _NAME_LEAD = re.compile(r"(?:[A-Z][\w'&.-]*\s*){1,6}|.*[·(（].*|[\u4e00-\u9fa5A-Za-z0-9'’&]{4,30}")
 
 
@@ -205,9 +207,18 @@ def _name_text(text: str) -> str:
     return unicodedata.normalize("NFKC", text).translate(_NAME_DOTS)
 
 
+# Three characters before a remark that are prose, not a name: a pointer or a quality of the place (这家店很好,
+# 性价比很高, 服务员很热情); any other three (肯德基很不错, 江南区也可以) name a place.
+_PROSE_LEAD3 = re.compile(r"[这那它此其都也还很最比总整每各该本]|性价|服务|价格|环境|口味|味道|交通|位置|距离|人气|装修|"
+                          r"菜品|质量|态度|卫生|整体|总体|感觉|评价|排队|停车|营业|消费|人均")
+
+
 def _name_shaped(lead: str) -> bool:
-    """Does what precedes a remark read as a place's name (Alt Coffee, 恒大·滨江左岸, 和平饭店, naive Alt店)?"""
-    return bool(_NAME_LEAD.fullmatch(_CJK_SPACES.sub("", lead)) or len(fold_text(lead)) >= 4 and _NAME_END.search(lead))
+    """Does what precedes a remark read as a place's name (Alt Coffee, 恒大·滨江左岸, 和平饭店, naive Alt店,
+    肯德基)?"""
+    squeezed = _CJK_SPACES.sub("", lead)
+    return bool(_NAME_LEAD.fullmatch(squeezed) or len(fold_text(lead)) >= 4 and _NAME_END.search(lead)
+                or _CJK3.fullmatch(squeezed) and not _PROSE_LEAD3.search(squeezed))
 
 
 def _remark_start(item: str) -> int | None:

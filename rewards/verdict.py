@@ -24,8 +24,8 @@ from typing import Any, Mapping
 #: scenario runs (an answer that passed may now fail, or the reverse). Runs record it in
 #: ``run.json`` (see :func:`mobility_rewards.shaping.format_versions`); every stored verdict
 #: carries it as ``"version"``. History: 1 — the verdict of MobilityBench-v0; 2 — ``no_other_place`` reads
-#: names joined by any dot (•, ・), remarks after a dash and remark words inside a name (建行营业部) as
-#: names; Chinese numerals read 一万五千米 as 15,000 m and the spoken 一万五 as 15,000;
+#: names joined by any dot (•, ・), remarks after a dash, remark words inside a name (建行营业部) and three
+#: characters before a remark (江南区也可以) as names; Chinese numerals read 一万五千米 as 15,000 m and the spoken 一万五 as 15,000;
 #: ``address_consistent`` reads no admin word inside a returned POI's name (沙县小吃);
 #: ``mode_stated`` reads no mode inside the asked places' names (绿地铁塔家园).
 VERDICT_VERSION = 2

@@ -33,7 +33,7 @@ def test_a_listed_place_not_returned_is_foreign(intro, odd, right, first, ending
 # Generated foreign names, shaped like real ones: one or two parts (CJK fragments of real names, some starting
 # with a character that also starts list intros, 和平, 在水一方, or holding a remark word, 营业, 推荐; or
 # capitalized Latin words), joined by a dot, a space or nothing, with a place ending or none.
-FRAGMENTS = ["和平", "在水一方", "有家", "万达", "理想国", "春熙", "东方明珠", "建行", "新华", "人民", "星光", "锦江之星",
+FRAGMENTS = ["华莱士", "江南区", "和平", "在水一方", "有家", "万达", "理想国", "春熙", "东方明珠", "建行", "新华", "人民", "星光", "锦江之星",
              "naive理想国coffee", "便民", "推荐菜", "营业", "大参林", "同仁堂", "海底捞"]
 INSIDE_ONLY = ("推荐菜", "营业")  # a remark word leading an item reads as a remark (推荐菜 X很好: try X)
 LATIN = ["Alt", "Blue", "Coffee", "Bar", "Tims", "MUJI", "Cafe", "Station", "Mall", "Oriental", "Andy's"]
@@ -49,8 +49,8 @@ def foreign_names(draw):
     second = draw(st.one_of(st.just(""), st.sampled_from(FRAGMENTS + LATIN)))
     joiner = draw(st.sampled_from(JOINERS)) if second else ""
     name = first + joiner + second + draw(st.sampled_from(ENDINGS_OF_NAMES))
-    if len(name.replace(" ", "")) < 4:
-        name += "饭店"  # a name of three characters or less reads as prose before a remark (这家店很好)
+    if len(name.replace(" ", "")) < 3:
+        name += "饭店"  # two characters read as prose before a remark (味道很好)
     return name
 
 
@@ -64,6 +64,17 @@ def test_generated_foreign_names_with_remarks_are_foreign(intro, odd, right, fir
     items = [odd + remark, right] if first else [right, odd + remark]
     answer = lead + sep.join(items) + ending
     assert foreign_places(answer, KNOWN), (answer, listed_items(answer))
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(intro=st.sampled_from(INTROS), names=st.permutations(KNOWN[:2]),
+       remark=st.sampled_from(["这家店很好", "性价比很高", "服务员很热情", "停车位很多", "都很近", "也不错", "环境不错",
+                               "距离都不远"]))
+def test_a_remark_item_that_points_or_judges_is_not_a_place(intro, names, remark):
+    """A remark of its own in the list (附近有：A、B，性价比很高) names no place."""
+    lead, sep = intro
+    answer = lead + sep.join(names) + ("，" if not lead.startswith("Nearby") else ", ") + remark + "。"
+    assert foreign_places(answer, KNOWN) == [], (answer, listed_items(answer))
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
