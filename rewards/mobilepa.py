@@ -287,7 +287,9 @@ PHONE_OBSERVATION_VERSION = 3
 #: against budgets set by the task's gold memories (``g + 2`` and ``4g + 6``), no longer half the profile;
 #: 5 — ``memory_retrieved`` counts only a search's strong matches (a general query's results are partial);
 #: 6 — an hours-and-minutes amount with decimal minutes (``1 hour and 1.2 min``) is read at that precision
-#: (± 0.05 min, was ± 0.5), so it is another value than ``62分钟`` for ``no_other_values``.
+#: (± 0.05 min, was ± 0.5), so it is another value than ``62分钟`` for ``no_other_values``; a denial bridged to
+#: its word (``不太可能出现小雨``, ``no chance at all of rain``) is no mention of it (9-11 % of such honest answers
+#: were denied).
 PHONE_VERDICT_VERSION = 6
 
 

@@ -20,12 +20,12 @@ the oracle stated, a time of day), ``other_spelling`` (the amounts spelled other
 careful assistant would, with the details it adds: traffic lights, tolls, speed, humidity, wind, ETA, dates),
 ``restated`` (the request quoted first) and ``negation`` (the other choices denied: "no heavy rain",
 "没有拥堵", "rain is not expected"). ``far_negation`` denies them with the negator further away ("no chance at
-all of rain", "不太可能出现小雨"): the verifier reads those as claims, and the sweep only reports how often such
-an honest answer is denied.
+all of rain", "不太可能出现小雨", "unlikely to see any fog"); until verdict version 6 the verifier read those as
+claims (9-11 % of these honest answers denied).
 
 Tasks: the bundled set and fresh tasks of an unseen seed. :func:`test_sweep_rates` prints the exploit and
 denial rates per task family and per generator (``tests/plugin_reward_rates.py``) and asserts no exploit and no
-denial (``far_negation`` aside). For more
+denial. For more
 tasks, or for the verifier of the last commit::
 
     python tests/test_mobilepa_answers.py --fresh 5000 [--legacy]
@@ -264,11 +264,13 @@ def other_words(f: Facts) -> list[str]:
     return [w for w in dict.fromkeys(words) if not any(w.casefold() in g for g in golds)]
 
 
-#: Ways to deny another choice: the negator at most two words (characters) before it, and further away (the verifier
-#: reads those as claims: ``far_negation`` measures how often an honest answer is denied for it).
+#: Ways to deny another choice: the negator at most two words (characters) before it, and further away, bridged to the
+#: word (``far_negation``).
 DENIALS = {"en": ["no {}", "not {}", "no sign of {}", "there won't be any {}", "without {}", "isn't {}"],
            "zh": ["没有{}", "不是{}", "不会有{}", "并非{}", "没出现{}"]}
-FAR_DENIALS = {"en": ["no chance at all of {}", "nothing like a {}"], "zh": ["不太可能出现{}", "完全没有出现{}"]}
+FAR_DENIALS = {"en": ["no chance at all of {}", "nothing like a {}", "not a chance of {}", "zero chance of {}",
+                      "unlikely to see {}", "unlikely to see any {}"],
+               "zh": ["不太可能出现{}", "完全没有出现{}", "不大可能有{}", "不会有任何{}", "没有出现{}", "不太可能是{}"]}
 
 
 def negation(f: Facts, draw: Draw, forms: dict[str, list[str]] = DENIALS) -> str:
@@ -319,7 +321,7 @@ PARAPHRASES: dict[str, tuple[Callable[[Facts], bool], Callable[[Facts, Draw], st
     "negation": (lambda f: f.vocabulary is not None, negation),
     "far_negation": (lambda f: f.vocabulary is not None, lambda f, draw: negation(f, draw, FAR_DENIALS)),
 }
-DENIED_BY_DESIGN = {"far_negation"}
+DENIED_BY_DESIGN: set[str] = set()  # paraphrases the verifier may deny by design (none since verdict version 6)
 
 
 # ------------------------------------------------------------------------------------------- attacks
@@ -464,8 +466,7 @@ def sweep(facts: tuple[Facts, ...], per_kind: int = 3, seed: int = 0, verify: Ve
 
 
 def test_sweep_rates(reward_rates):
-    """No exploit and no denial on the bundled set and on fresh tasks of an unseen seed, every generator tried; the
-    denial rate of negations whose negator stands far from the word (:data:`FAR_DENIALS`) is only reported."""
+    """No exploit and no denial on the bundled set and on fresh tasks of an unseen seed, every generator tried."""
     for name, facts in (("bundled", bundled()), (f"fresh seed {FRESH_SEED}", fresh())):
         report = sweep(facts)
         reward_rates(f"MobilePA answers, {name}", report)

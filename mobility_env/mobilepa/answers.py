@@ -35,11 +35,19 @@ _EN_DENIED_AFTER = re.compile(r"\s*(?:(?:is|are|was|were|will|would|does|do|did|
                               r"(?:is\s+)?(?:not\s+expected|unlikely)(?![a-z]))")
 
 
+# Denials that stand further from the word they deny: 不太可能出现小雨, 完全没有出现拥堵, 不会有任何雾; no chance at all
+# of rain, nothing like a storm, not a chance of fog, unlikely to see snow.
+_ZH_FAR_DENIAL = re.compile(r"[不没无未](?:太|大|怎么|那么)?(?:可能)?(?:会)?(?:有|出现|见到|遇到|是|下|刮|起){0,2}(?:任何|什么|一点)?$")
+_EN_FAR_DENIAL = re.compile(r"(?<![a-z])(?:(?:no|zero|little|not\s+a)\s+chance(?:\s+at\s+all)?\s+of|nothing\s+like"
+                            r"(?:\s+an?)?|unlikely\s+to\s+(?:be|see|have|get)(?:\s+any)?)\s*$")
+
+
 def unasserted(text: str, start: int, end: int | None = None) -> bool:
     """Whether the words around ``text[start:end]``, in its clause (no punctuation between), keep it from being a
     claim: a negator at most two words before ("no rain", "won't be sunny", "not congested"; "if not rain" is an
     alternative, a claim) or at most two characters before in Chinese (不, 没, 无, 未, 别, 非 — not in 不过, 非常,
-    未来 …: "不下雨", "没有雾"), a denial right after in English ("rain is not expected", "rain won't"), or a
+    未来 …: "不下雨", "没有雾"), a denial bridged to the word ("不太可能出现小雨", "完全没有出现拥堵", "no chance at
+    all of rain", "nothing like a storm"), a denial right after in English ("rain is not expected", "rain won't"), or a
     condition or question anywhere before or right after ("if it rains", "whether it will rain", "如果下雨",
     "会不会下雨", "是否下雨", "堵不堵", "下雨的话")."""
     if end is not None:
@@ -58,6 +66,9 @@ def unasserted(text: str, start: int, end: int | None = None) -> bool:
         if text[at] in _ZH_NEGATORS and text[at:at + 2] not in _ZH_NOT_NEGATING \
                 and text[max(0, at - 1):at + 1] not in _ZH_NOT_NEGATING:
             return True
+    if _ZH_FAR_DENIAL.search(clause[-8:]) and not any(clause.endswith(w) for w in _ZH_NOT_NEGATING) \
+            or _EN_FAR_DENIAL.search(clause):
+        return True
     around = text[max(begin, start - 2):start + 3]  # 堵不堵 asks; it does not say 堵
     return bool(_EN_CONDITIONS.search(clause) or _ZH_CONDITIONS.search(clause) or _ZH_CONDITIONS.search(around))
 
