@@ -328,12 +328,34 @@ _CLAUSE_NEGATION = re.compile(r"(不是|并非|并不是|没有|不会|\bnot\b|\
                               re.IGNORECASE)
 
 
-def _negated(text: str, start: int) -> bool:
-    """Is the label at ``start`` negated: right before it, or by 不是/没有/not earlier in its clause?"""
+# Denials bridged to the word (不太可能出现小雨, 完全没有出现雾; no chance at all of rain, unlikely to see any snow)
+# and denials after it (下雨的可能性不大, rain is unlikely / not expected).
+_CN_FAR_NEG_BEFORE = re.compile(rf"{NEGATION}(?:太|大)?(?:可能)?(?:会)?(?:是|会|再|下|有|见|出现|算|像|用|刮|起){{0,2}}"
+                                r"(?:任何|什么)?$")
+_EN_FAR_NEG_BEFORE = re.compile(r"\b(?:(?:no|zero|little|not\s+a)\s+chance(?:\s+at\s+all)?\s+of|nothing\s+like|"
+                                r"unlikely\s+to\s+(?:be|see|have|get)(?:\s+any)?)(?:\s+(?:a|an|the))?\s+$",
+                                re.IGNORECASE)
+_DENIED_AFTER = re.compile(r"(?:\s+(?:traffic|conditions?|weather|skies|showers?))?"
+                           r"\s*(?:(?:is|are|was|will\s+be|looks?|seems?)\s+(?:unlikely|not\s+(?:expected|likely))\b|"
+                           r"的?可能性?(?:不大|很小|较小|极小|很低|不高|微乎其微))", re.IGNORECASE)
+
+
+def _far_denied(text: str, start: int, end: int | None) -> bool:
+    """Is ``text[start:end]`` denied from a distance (不太可能出现X, no chance at all of X, X的可能性不大, X is unlikely)?"""
+    return bool(_CN_FAR_NEG_BEFORE.search(text[max(0, start - 9):start])
+                or _EN_FAR_NEG_BEFORE.search(text[max(0, start - 40):start])
+                or end is not None and _DENIED_AFTER.match(text, end))
+
+
+def _negated(text: str, start: int, end: int | None = None) -> bool:
+    """Is the label at ``text[start:end]`` negated: right before it, bridged to it (不太可能出现, no chance at all
+    of), denied after it (的可能性不大, is unlikely), or by 不是/没有/not earlier in its clause?"""
     before = text[max(0, start - 4):start]
     if _CN_NEG_BEFORE.search(before) and not before.endswith(("不仅", "无论")):
         return True
     if _EN_NEG_BEFORE.search(text[max(0, start - 24):start]):
+        return True
+    if _far_denied(text, start, end):
         return True
     clause = re.split(r"[，,。;；!！?？\n]", text[max(0, start - 16):start])[-1]
     return bool(_CLAUSE_NEGATION.search(clause))
@@ -347,7 +369,7 @@ def weather_claims(text: str) -> tuple[LabelClaim, ...]:
     claims = []
     for match in _WEATHER_RE.finditer(masked):
         label = _WEATHER_SPELLING.get(match.group(0)) or _WEATHER_SPELLING[match.group(0).lower()]
-        claims.append(LabelClaim(label, _negated(masked, match.start()), match.start(), match.end()))
+        claims.append(LabelClaim(label, _negated(masked, match.start(), match.end()), match.start(), match.end()))
     return tuple(claims)
 
 
@@ -432,7 +454,8 @@ def traffic_claims(text: str) -> tuple[TrafficClaim, ...]:
         states = TRAFFIC_PHRASES.get(phrase) or TRAFFIC_PHRASES.get(phrase.lower()) or frozenset()
         before = text[max(0, match.start() - 3):match.start()]
         if (phrase.isascii() and _EN_NEG_BEFORE.search(text[max(0, match.start() - 24):match.start()])) or \
-                (not phrase.isascii() and re.search(rf"{NEGATION}$", before)):
+                (not phrase.isascii() and re.search(rf"{NEGATION}$", before)) or \
+                _far_denied(text, match.start(), match.end()):
             states = frozenset({1, 2, 3, 4}) - states  # "not congested" style negation of a positive phrase
         clause_start = max(text.rfind(p, 0, match.start()) for p in "，,。.;；!！?？\n")
         clause = text[clause_start + 1:match.end() + 6]

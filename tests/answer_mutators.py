@@ -1725,6 +1725,33 @@ def _geo_two_components(f: EpisodeFacts, d: Draw):
         "".join("，" + c for c in chosen if c.startswith("靠近")) + "。"
 
 
+_FAR_DENIALS = {"zh": ("不太可能出现{}", "完全没有出现{}的可能", "不大可能有{}", "不会有任何{}", "{}的可能性不大"),
+                "en": ("no chance at all of {}", "nothing like {}", "{} is unlikely", "unlikely to see {}",
+                       "{} is not expected")}
+
+
+@mutation("far_denial", correct=True, families=("weather",),
+          applies=lambda f: bool(wrong_conditions(_true_groups(f))))
+def _far_denial(f: EpisodeFacts, d: Draw):
+    """The true weather, then another condition denied from a distance (不太可能出现小雨, rain is unlikely)."""
+    lang = _lang(d)
+    other = condition_text(d, d.choice(wrong_conditions(_true_groups(f))), lang)
+    denial = d.choice(_FAR_DENIALS[lang]).format(other)
+    return _weather_sentence(f, d, lang) + (f" {denial[0].upper()}{denial[1:]}." if lang == "en" else f"{denial}。")
+
+
+@mutation("far_denied_truth", correct=False, families=("weather",))
+def _far_denied_truth(f: EpisodeFacts, d: Draw):
+    """The asked day's true condition denied from a distance (不太可能出现多云 on a cloudy day), maybe with another."""
+    lang = _lang(d)
+    denial = d.choice(_FAR_DENIALS[lang]).format(condition_text(d, _asked_condition(f), lang))
+    wrong = wrong_conditions(_true_groups(f))
+    if wrong and d.coin():
+        other = condition_text(d, d.choice(wrong), lang)
+        denial += f", {other}" if lang == "en" else f"，{other}"
+    return _weather_sentence(f, d, lang, condition=denial)
+
+
 def _ambiguous_forecast(f: EpisodeFacts) -> bool:
     return f.weather is not None and f.weather.is_forecast and f.day_ambiguous
 
@@ -1752,6 +1779,20 @@ def _traffic_colloquial(f: EpisodeFacts, d: Draw):
     """一点都不堵 / 有点堵 / 走走停停 / no congestion / slow / heavy traffic for the road's state."""
     lang = _lang(d)
     return _traffic_sentence(f, d, lang, traffic_text(d, f.traffic.state, lang))
+
+
+_STATE_NOUNS = {"畅通": ("畅通", "free-flowing traffic"), "缓行": ("缓行", "slow traffic"), "拥堵": ("拥堵", "congestion"),
+                "严重拥堵": ("严重拥堵", "gridlock")}
+
+
+@mutation("traffic_far_denial", correct=True, families=("traffic",), applies=lambda f: bool(_wrong_states(f)))
+def _traffic_far_denial(f: EpisodeFacts, d: Draw):
+    """The road's state, then another state denied from a distance (不太可能出现拥堵, congestion is unlikely)."""
+    lang = _lang(d)
+    other = _STATE_NOUNS[d.choice(_wrong_states(f))][lang == "en"]
+    denial = d.choice(_FAR_DENIALS[lang]).format(other)
+    return _traffic_sentence(f, d, lang, traffic_text(d, f.traffic.state, lang)) + \
+        (f" {denial[0].upper()}{denial[1:]}." if lang == "en" else f"{denial}。")
 
 
 @mutation("traffic_with_description", correct=True, families=("traffic",),
@@ -2056,6 +2097,14 @@ def _wrong_states(f: EpisodeFacts) -> list[str]:
 def _wrong_state(f: EpisodeFacts, d: Draw):
     lang = _lang(d)
     return _traffic_sentence(f, d, lang, traffic_text(d, d.choice(_wrong_states(f)), lang, plain=True))
+
+
+@mutation("far_denied_state", correct=False, families=("traffic",))
+def _far_denied_state(f: EpisodeFacts, d: Draw):
+    """The road's true state denied from a distance (路况不太可能畅通 on a clear road), nothing else claimed."""
+    lang = _lang(d)
+    state = _STATE_NOUNS[f.traffic.state][lang == "en"]
+    return _traffic_sentence(f, d, lang, d.choice(_FAR_DENIALS[lang]).format(state))
 
 
 def _negatable(f: EpisodeFacts) -> bool:

@@ -1,5 +1,6 @@
 """Claim extraction (mobility_rewards.claims): every claim, in both scripts, with negation and periods."""
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from mobility_rewards.claims import (clock_claims, hedged_quantities, highway_claims, money_claims, normalize_answer,
@@ -62,6 +63,20 @@ def test_weather_labels_negation_and_grading():
     assert weather_compatible("雨", frozenset({"小雨"})) and weather_compatible("阵雨", frozenset({"阵雨"}))
     assert not weather_compatible("暴雨", frozenset({"小雨"})) and not weather_compatible("晴", frozenset({"多云"}))
     assert [c.label for c in weather_claims("showers, hazy, light snow, overcast")] == ["阵雨", "霾", "小雪", "阴"]
+
+
+@pytest.mark.parametrize("text, label, negated", [
+    ("多云，不太可能出现小雨", "小雨", True), ("完全没有出现雾的可能", "雾", True), ("不会有任何雪", "雪", True),
+    ("下雨的可能性不大", "雨", True), ("no chance at all of rain", "雨", True), ("nothing like a rainstorm", "暴雨", True),
+    ("rain is unlikely", "雨", True), ("unlikely to see any snow", "雪", True),
+    ("snow showers are not expected", "阵雪", True),
+    ("明天有小雨", "小雨", False), ("不但有雨", "雨", False), ("没想到下雨了", "雨", False), ("rain is likely", "雨", False),
+    ("下雨的可能性很大", "雨", False), ("不仅有小雨", "小雨", False),
+])
+def test_denials_at_a_distance(text, label, negated):
+    """Found with a generator of honest weather answers: 多云，不太可能出现小雨 was read as claiming 小雨."""
+    claims = [c for c in weather_claims(text) if c.label == label]
+    assert claims and all(c.negated == negated for c in claims), (text, weather_claims(text))
 
 
 def test_traffic_phrases():
