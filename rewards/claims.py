@@ -541,17 +541,39 @@ _MODE_WORDS = {
 }
 
 
+# A mode named only as the alternative the answer turns down: 不推荐开车, 不太建议驾车, 比开车快, 开车不太方便,
+# rather than driving, faster than driving, driving is not recommended / would be slower.
+_MODE_REJECTED_BEFORE = re.compile(r"(?:不太?(?:建议|推荐|适合|需要)|没必要|比|而不是|与其|rather\s+than|instead\s+of|"
+                                   r"\bthan)(?:坐|乘|搭|用)?\s*$", re.IGNORECASE)
+_MODE_JOINER = re.compile(r"(?:\s|或|和|、|/|\bor\b|\band\b)*", re.IGNORECASE)
+_MODE_REJECTED_AFTER = re.compile(r"\s*(?:(?:会|要|就)?(?:不太|不|没那么)(?:方便|划算|推荐|合适|快)|会?更(?:慢|远|贵|堵)|"
+                                  r"太(?:慢|远|贵|堵)|(?:is|would\s+be)\s+(?:not\s+recommended|slower|longer|"
+                                  r"not\s+a\s+good\s+idea)|isn't\s+recommended|would\s+take\s+longer)", re.IGNORECASE)
+
+
 def stated_modes(text: str) -> set[str]:
-    """Travel modes the answer recommends (negated mentions such as 不坐公交 left out)."""
+    """Travel modes the answer recommends (negated mentions such as 不坐公交, and modes named
+    only as the alternative turned down, such as 比开车快 or driving is not recommended, left out).
+    Mode words next to each other (公交地铁, 公交或地铁, bus or subway) are read as one mention."""
     normalized = normalize_answer(text)
-    found = set()
-    for mode, pattern in _MODE_WORDS.items():
-        for match in pattern.finditer(normalized):
-            before = normalized[max(0, match.start() - 3):match.start()]
-            if re.search(rf"{NEGATION}(?:用|要|坐|乘)?$", before) or \
-                    _EN_NEG_BEFORE.search(normalized[max(0, match.start() - 24):match.start()]):
-                continue
-            found.add(mode)
+    mentions = sorted((m.start(), m.end(), mode) for mode, pattern in _MODE_WORDS.items()
+                      for m in pattern.finditer(normalized))
+    groups: list[list[tuple[int, int, str]]] = []
+    for mention in mentions:
+        if groups and _MODE_JOINER.fullmatch(normalized, groups[-1][-1][1], mention[0]):
+            groups[-1].append(mention)
+        else:
+            groups.append([mention])
+    found: set[str] = set()
+    for group in groups:
+        start, end = group[0][0], group[-1][1]
+        before = normalized[max(0, start - 3):start]
+        if re.search(rf"{NEGATION}(?:用|要|坐|乘)?$", before) or \
+                _EN_NEG_BEFORE.search(normalized[max(0, start - 24):start]) or \
+                _MODE_REJECTED_BEFORE.search(normalized[max(0, start - 12):start]) or \
+                _MODE_REJECTED_AFTER.match(normalized, end):
+            continue
+        found.update(mode for _, _, mode in group)
     return found
 
 

@@ -1497,6 +1497,20 @@ def _wrong_mode(f: EpisodeFacts, d: Draw):
     return route_answer(f, d, lang, lines=[] if other != "transit" else None, extra=[note], extra_first=True)
 
 
+_REJECTIONS = {"zh": ("比{}快", "不太建议{}", "不推荐{}", "{}不太方便", "{}会更慢"),
+               "en": ("faster than {}", "rather than {}", "{} is not recommended", "{} would be slower")}
+_MODE_ING = {"driving": "driving", "walking": "walking", "cycling": "cycling", "transit": "public transport"}
+
+
+@mutation("rejected_alternative", correct=True, families=("route",))
+def _rejected_alternative(f: EpisodeFacts, d: Draw):
+    """The route's facts, and another travel mode named only to turn it down (比开车快, driving is not recommended)."""
+    lang = _lang(d)
+    other = d.choice([m for m in _MODE_ZH if m != f.mode and not (f.mode == "transit" and m == "walking")])
+    note = d.choice(_REJECTIONS[lang]).format(_MODE_ZH[other] if lang == "zh" else _MODE_ING[other])
+    return route_answer(f, d, lang, extra=[note], extra_first=d.coin())
+
+
 # -- every family: non-answers --------------------------------------------------------------------
 
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from mobility_rewards.claims import (clock_claims, hedged_quantities, highway_claims, money_claims, normalize_answer,
-                                     skips_waypoint, traffic_claims, weather_claims, weather_compatible,
+                                     skips_waypoint, stated_modes, traffic_claims, weather_claims, weather_compatible,
                                      weather_labels_of)
 from mobility_rewards.units import parse_distances, parse_durations
 
@@ -113,3 +113,15 @@ def test_hostile_answers_end_as_failed_checks_not_errors():
             trajectory = gold.model_copy(update={"finish": gold.finish.model_copy(update={"answer": answer})})
             metrics, verdict = score_episode(episode, trajectory)
             assert metrics["FPR"] == 0.0, (episode.task_scenario, answer[:40], verdict.to_dict())
+
+
+@pytest.mark.parametrize("text, modes", [
+    ("建议坐地铁，开车不太方便。", {"transit"}), ("坐地铁比开车快", {"transit"}), ("不推荐坐公交地铁，建议开车", {"driving"}),
+    ("Take the subway; driving is not recommended.", {"transit"}), ("The subway is faster than driving.", {"transit"}),
+    ("rather than driving, take the bus", {"transit"}), ("坐公交地铁不太方便", set()), ("建议坐公交或地铁", {"transit"}),
+    ("建议开车前往", {"driving"}), ("坐公交，开车也行", {"driving", "transit"}), ("开车比坐地铁快", {"driving"}),
+])
+def test_a_mode_turned_down_is_not_recommended(text, modes):
+    """Found with a generator of honest route answers that turn another mode down (比开车快, 不推荐坐公交地铁):
+    they were read as recommending it (18 % of them denied)."""
+    assert stated_modes(text) == modes
