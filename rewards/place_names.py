@@ -160,7 +160,7 @@ def _admin_tokens(answer: str, pattern: re.Pattern[str] = _ADMIN) -> list[str]:
 _PLACE_SUFFIX = (r"(?:店|馆|院|校|园|县|镇|乡|站|场|厦|城|中心|公司|酒店|宾馆|银行|超市|广场|医院|学校|"
                  r"公园|公寓|大楼|花园|家园|新村|苑|府|村|寺|桥|楼|港|岛|局|厂|大学|中学|小学|商场|市场|咖啡|景区|名都|山|湖|塔|庄|阁|堂|大街|大道|"
                  r"营业部|营业厅|俱乐部|门诊部|服务部|事务所|派出所|研究所|旅行社|[酒网咖书茶水]吧|"
-                 r"街(?!道)|路(?![线程口况过上])|市(?![场区中内民]))")
+                 r"街(?!道)|路(?![线程口况过上顺平畅好])|市(?![场区中内民]))")
 _SUFFIXED_NAME = r"[\u4e00-\u9fa5A-Za-z\d]{1,14}" + _PLACE_SUFFIX
 _PLACE_TOKEN = re.compile(r"[\u4e00-\u9fa5A-Za-z0-9·&%'’]{2,24}[(（][^)）]{1,24}[)）]|" + _SUFFIXED_NAME)
 # spaces beside a CJK character: 万达 广场, 万达 Alt are read as 万达广场, 万达Alt

@@ -29,7 +29,8 @@ from typing import Any, Mapping
 #: ``address_consistent`` reads no admin word inside a returned POI's name (沙县小吃);
 #: ``mode_stated`` reads no mode inside the asked places' names (绿地铁塔家园); a weather condition or traffic
 #: state denied from a distance (不太可能出现小雨, 堵车的可能性不大, congestion is unlikely) is denied, not claimed;
-#: a travel mode named only to turn it down (比开车快, 不推荐坐公交地铁, driving is not recommended) is not stated.
+#: a travel mode named only to turn it down (比开车快, 不推荐坐公交地铁, driving is not recommended) is not stated;
+#: 祝您一路顺风 is no road (every POI and nearby answer ending with it was denied).
 VERDICT_VERSION = 2
 _TEXT_LIMIT = 300
 

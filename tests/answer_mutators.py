@@ -1216,6 +1216,18 @@ def _plain(f: EpisodeFacts, d: Draw):
     return INFO_PARAPHRASE[f.family](f, d, "zh", "plain")
 
 
+CLOSINGS = {"zh": ("祝您一路顺风！", "祝您一路平安！", "希望对您有帮助。", "如需其他帮助请告诉我。", "以上信息仅供参考。",
+                   "数据来自地图服务。", "请注意交通安全。"),
+            "en": ("Have a safe trip!", "Hope this helps.", "Let me know if you need anything else.",
+                   "This information is for reference only.")}
+
+
+@mutation("closing_remark", correct=True)
+def _closing_remark(f: EpisodeFacts, d: Draw):
+    """The plain answer and a courtesy an assistant ends with (祝您一路顺风！, Hope this helps.)."""
+    return _plain(f, d) + d.choice(CLOSINGS[d.choice(("zh", "en"))])
+
+
 @mutation("mixed_units", correct=True, families=("route",))
 def _mixed_units(f: EpisodeFacts, d: Draw):
     return route_answer(f, d, _lang(d), style="any")

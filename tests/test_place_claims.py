@@ -125,3 +125,15 @@ def test_banner_only_when_nothing_follows(name, after, lead):
 
 def test_a_real_banner_is_still_an_admin_word():
     assert _admin_tokens("您在内蒙古自治区锡林郭勒盟正蓝旗。") == ["您在内蒙古自治区", "锡林郭勒盟正蓝旗"]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(intro=st.sampled_from(INTROS), closing=st.sampled_from(["祝您一路顺风！", "祝您一路平安！", "一路畅通！", "祝一路好走。"]),
+       road=st.sampled_from(["建设一路", "解放一路", "中山一路"]))
+def test_a_journey_wish_is_no_road_but_a_numbered_road_is(intro, closing, road):
+    """祝您一路顺风 (a good-journey wish) read as a road named 祝您一路: every POI and nearby answer ending with it
+    was denied (found by appending common closings to the reference answers). 建设一路 is still a road."""
+    lead, sep = intro
+    answer = lead + sep.join(KNOWN[:2]) + "。" + closing
+    assert foreign_places(answer, KNOWN) == [], answer
+    assert foreign_places(f"{answer}也可以去{road}看看。", KNOWN), road
