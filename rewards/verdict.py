@@ -30,7 +30,8 @@ from typing import Any, Mapping
 #: ``mode_stated`` reads no mode inside the asked places' names (绿地铁塔家园); a weather condition or traffic
 #: state denied from a distance (不太可能出现小雨, 堵车的可能性不大, congestion is unlikely) is denied, not claimed;
 #: a travel mode named only to turn it down (比开车快, 不推荐坐公交地铁, driving is not recommended) is not stated;
-#: 祝您一路顺风 is no road (every POI and nearby answer ending with it was denied).
+#: 祝您一路顺风 is no road (every POI and nearby answer ending with it was denied); the answer is read without its
+#: markdown (**3小时****12分钟** was read as 3 hours).
 VERDICT_VERSION = 2
 _TEXT_LIMIT = 300
 

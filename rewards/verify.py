@@ -578,11 +578,29 @@ def _names_evidence(calls: list[CallRecord], answer: str) -> bool:
     return any(names_in(answer, p.name) or names_in(answer, _bare(p.name)) for p in evidence[:200])
 
 
+_MARKDOWN = re.compile(r"\*\*|__|~~|`|^\s{0,3}#{1,6}\s+|^\s{0,3}>\s?", re.MULTILINE)
+_MARKDOWN_EMPHASIS = re.compile(r"(?<![*A-Za-z0-9])\*(?=\S)([^*\n]{1,200}?)(?<=\S)\*(?![*A-Za-z0-9])")  # *斜体*; not 5*3
+_MARKDOWN_LINK = re.compile(r"\[([^\]\n]{1,200})\]\([^)\s]{0,500}\)")
+
+
+def plain_answer(answer: str) -> str:
+    """The answer as read aloud: markdown emphasis, code marks, headings, quote marks and link targets removed
+    (``全程**3小时12分钟**`` -> ``全程3小时12分钟``, ``-**4℃**`` -> ``-4℃``, ``[天安门](https://…)`` -> ``天安门``)."""
+    if not any(ch in answer for ch in "*_~`#>["):
+        return answer
+    return _MARKDOWN.sub("", _MARKDOWN_EMPHASIS.sub(r"\1", _MARKDOWN_LINK.sub(r"\1", answer)))
+
+
 def verify_answer(episode: Episode, trajectory: Trajectory) -> Verdict:
-    """DR and FPR of one trajectory with every check behind them (rules in the module docstring)."""
+    """DR and FPR of one trajectory with every check behind them (rules in the module docstring); the answer is
+    read as :func:`plain_answer` gives it."""
     finish = trajectory.finish
     if finish is None or trajectory.truncated or not isinstance(finish.answer, str) or not finish.answer.strip():
         return Verdict(False, reason="truncated" if trajectory.truncated else "no finished answer")
+    plain = plain_answer(finish.answer)
+    if plain != finish.answer:  # every check below reads the trajectory's answer: hand them the plain one
+        finish = finish.model_copy(update={"answer": plain})
+        trajectory = trajectory.model_copy(update={"finish": finish})
     verdict = Verdict(True)
     answer = finish.answer
     if len(answer) > MAX_ANSWER_CHARS or re.search(r"\d{%d}" % (MAX_NUMBER_DIGITS + 1), answer):

@@ -1228,6 +1228,29 @@ def _closing_remark(f: EpisodeFacts, d: Draw):
     return _plain(f, d) + d.choice(CLOSINGS[d.choice(("zh", "en"))])
 
 
+_AMOUNT = re.compile(r"-?\d+(?:\.\d+)?\s*(?:公里|千米|米|分钟|小时|℃|°C|度|km|min|%)")
+
+
+@mutation("markdown", correct=True)
+def _markdown(f: EpisodeFacts, d: Draw):
+    """The plain answer as a chat model formats it: amounts in bold, clauses as bullets or numbered lines, a
+    heading, a quote mark (全程**15.3公里**；- 用时：**25分钟**)."""
+    text = _plain(f, d)
+    if d.coin():
+        text = _AMOUNT.sub(lambda m: f"**{m.group(0)}**", text)
+    layout = d.choice(("inline", "bullets", "numbered", "heading", "quote"))
+    clauses = [c for c in re.split(r"(?<=[，。；])", text) if c.strip()]
+    if layout == "bullets":
+        text = "\n".join(f"- {c}" for c in clauses)
+    elif layout == "numbered":
+        text = "\n".join(f"{i}. {c}" for i, c in enumerate(clauses, 1))
+    elif layout == "heading":
+        text = d.choice(("### 查询结果\n", "## Result\n")) + text
+    elif layout == "quote":
+        text = "> " + text
+    return text
+
+
 @mutation("mixed_units", correct=True, families=("route",))
 def _mixed_units(f: EpisodeFacts, d: Draw):
     return route_answer(f, d, _lang(d), style="any")

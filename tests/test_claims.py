@@ -125,3 +125,17 @@ def test_a_mode_turned_down_is_not_recommended(text, modes):
     """Found with a generator of honest route answers that turn another mode down (比开车快, 不推荐坐公交地铁):
     they were read as recommending it (18 % of them denied)."""
     assert stated_modes(text) == modes
+
+
+@pytest.mark.parametrize("text, plain", [
+    ("全程**150.1公里**，预计用时**3小时****12分钟**。", "全程150.1公里，预计用时3小时12分钟。"),
+    ("气温-**4℃**", "气温-4℃"), ("### 查询结果\n> 多云", "查询结果\n多云"), ("[天安门](https://a.b/c)在东城区", "天安门在东城区"),
+    ("*多云*，`15℃`", "多云，15℃"), ("5*3=15", "5*3=15"), ("2*3*4", "2*3*4"), ("a * b", "a * b"),
+    ("no markdown", "no markdown"),
+])
+def test_the_answer_is_read_without_its_markdown(text, plain):
+    """A chat model's formatting is no claim: 3小时12分钟 in bold pieces was read as 3 hours (found by formatting
+    reference answers as a model does); a bare * between digits stays."""
+    from mobility_rewards.verify import plain_answer
+
+    assert plain_answer(text) == plain
