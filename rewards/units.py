@@ -70,8 +70,8 @@ def arabize(text: str) -> str:
         following = text[match.end():match.end() + 1]
         if run.endswith("零") and following == "下":  # 零下 = below zero, not a numeral
             return run if len(run) == 1 else arabize(run[:-1]) + "零"
-        if run in ("千", "万", "百", "十") and match.end() < len(text) and text[match.end()] == "米":
-            return run
+        if run == "千" and match.end() < len(text) and text[match.end()] == "米":
+            return run  # 千米 is the kilometre (十米, 百米, 万米 are 10, 100, 10,000 metres)
         if run in ("千", "万", "百"):  # a lone 万/百/千 is a word (万达, 老百姓), not a number
             return run
         if run.endswith("千") and "万" not in run and match.end() < len(text) and text[match.end()] == "米":

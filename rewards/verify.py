@@ -56,6 +56,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, cast
 
+from mobility_env.answer_text import plain_answer
 from mobility_env.canonical import canonical_flag
 from mobility_env.episode import Episode
 from mobility_env.geo import haversine_m
@@ -576,19 +577,6 @@ def _names_evidence(calls: list[CallRecord], answer: str) -> bool:
     evidence = [p for kind in ("poi", "around", "geocode") for call in _served(calls, kind)
                 for p in places(call.response)]
     return any(names_in(answer, p.name) or names_in(answer, _bare(p.name)) for p in evidence[:200])
-
-
-_MARKDOWN = re.compile(r"\*\*|__|~~|`|^\s{0,3}#{1,6}\s+|^\s{0,3}>\s?", re.MULTILINE)
-_MARKDOWN_EMPHASIS = re.compile(r"(?<![*A-Za-z0-9])\*(?=\S)([^*\n]{1,200}?)(?<=\S)\*(?![*A-Za-z0-9])")  # *斜体*; not 5*3
-_MARKDOWN_LINK = re.compile(r"\[([^\]\n]{1,200})\]\([^)\s]{0,500}\)")
-
-
-def plain_answer(answer: str) -> str:
-    """The answer as read aloud: markdown emphasis, code marks, headings, quote marks and link targets removed
-    (``全程**3小时12分钟**`` -> ``全程3小时12分钟``, ``-**4℃**`` -> ``-4℃``, ``[天安门](https://…)`` -> ``天安门``)."""
-    if not any(ch in answer for ch in "*_~`#>["):
-        return answer
-    return _MARKDOWN.sub("", _MARKDOWN_EMPHASIS.sub(r"\1", _MARKDOWN_LINK.sub(r"\1", answer)))
 
 
 def verify_answer(episode: Episode, trajectory: Trajectory) -> Verdict:

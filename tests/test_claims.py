@@ -136,6 +136,6 @@ def test_a_mode_turned_down_is_not_recommended(text, modes):
 def test_the_answer_is_read_without_its_markdown(text, plain):
     """A chat model's formatting is no claim: 3小时12分钟 in bold pieces was read as 3 hours (found by formatting
     reference answers as a model does); a bare * between digits stays."""
-    from mobility_rewards.verify import plain_answer
+    from mobility_env.answer_text import plain_answer
 
     assert plain_answer(text) == plain

@@ -313,11 +313,34 @@ def realistic(f: Facts, draw: Draw) -> str:
     return draw.choice([f"查到了：{'，'.join(facts)}。", f"Here is what I found: {'; '.join(facts)}."])
 
 
+_AMOUNT_TEXT = re.compile(r"-?\d+(?:\.\d+)?\s*(?:公里|千米|米|分钟|小时|℃|°C|度|km|min|h|%)", re.IGNORECASE)
+
+
+def markdown(f: Facts, draw: Draw) -> str:
+    """An honest answer as a chat model formats it: amounts (or words) in bold, bullets, a heading or a quote mark."""
+    text = honest(f, draw)
+    if draw.choice((True, False)):
+        text = _AMOUNT_TEXT.sub(lambda m: f"**{m.group(0)}**", text)
+    layout = draw.choice(("inline", "bullets", "heading", "quote"))
+    if layout == "bullets":  # a line per clause, never inside a gold text (a message keeps its comma)
+        inside = {i for group, _ in f.groups for g in group for m in re.finditer(re.escape(g), text)
+                  for i in range(m.start(), m.end())}
+        cuts = [m.end() for m in re.finditer(r"[，。；;]", text) if m.start() not in inside]
+        pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+        text = "\n".join(f"- {c}" for c in pieces if c.strip())
+    elif layout == "heading":
+        text = draw.choice(("### 结果\n", "## Answer\n")) + text
+    elif layout == "quote":
+        text = "> " + text
+    return text
+
+
 PARAPHRASES: dict[str, tuple[Callable[[Facts], bool], Callable[[Facts, Draw], str]]] = {
     "plain": (lambda f: True, honest),
     "realistic": (lambda f: True, realistic),
     "other_spelling": (lambda f: any(q is not None for _, q in f.groups), other_spelling),
     "restated": (lambda f: True, restated),
+    "markdown": (lambda f: True, markdown),
     "negation": (lambda f: f.vocabulary is not None, negation),
     "far_negation": (lambda f: f.vocabulary is not None, lambda f, draw: negation(f, draw, FAR_DENIALS)),
 }

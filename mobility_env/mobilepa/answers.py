@@ -17,10 +17,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Iterable
 
+from ..answer_text import plain_answer
+
 
 def normalized(text: str) -> str:
-    """A text as answers are compared: NFKC (full-width digits and signs, ``℃`` → ``°C``), then case-folded."""
-    return unicodedata.normalize("NFKC", text).casefold()
+    """A text as answers are compared: without its markdown (:func:`mobility_env.answer_text.plain_answer`), NFKC
+    (full-width digits and signs, ``℃`` → ``°C``), then case-folded."""
+    return unicodedata.normalize("NFKC", plain_answer(text)).casefold()
 
 
 _EN_NEGATORS = frozenset({"no", "not", "never", "without", "neither", "nor", "none", "cannot"})

@@ -1,0 +1,23 @@
+"""A final answer as it is read: the text a chat model wrote, without its markdown.
+
+Both verifiers (``mobility_rewards.verify`` for MobilityBench-v0, ``mobility_env.mobilepa.answers`` for MobilePA-v0)
+read answers through :func:`plain_answer`: emphasis (``**…**``, ``__…__``, ``*…*``, ``~~…~~``), code marks, heading and
+quote marks at line starts, and link targets are no claims, and left in they split amounts (``**3小时****12分钟**``
+was read as 3 hours) or signs (``-**4℃**`` as 4℃). A bare ``*`` between digits (``5*3``) stays.
+"""
+
+from __future__ import annotations
+
+import re
+
+_MARKDOWN = re.compile(r"\*\*|__|~~|`|^\s{0,3}#{1,6}\s+|^\s{0,3}>\s?", re.MULTILINE)
+_MARKDOWN_EMPHASIS = re.compile(r"(?<![*A-Za-z0-9])\*(?=\S)([^*\n]{1,200}?)(?<=\S)\*(?![*A-Za-z0-9])")  # *斜体*; not 5*3
+_MARKDOWN_LINK = re.compile(r"\[([^\]\n]{1,200})\]\([^)\s]{0,500}\)")
+
+
+def plain_answer(answer: str) -> str:
+    """The answer as read aloud: markdown emphasis, code marks, headings, quote marks and link targets removed
+    (``全程**3小时12分钟**`` -> ``全程3小时12分钟``, ``-**4℃**`` -> ``-4℃``, ``[天安门](https://…)`` -> ``天安门``)."""
+    if not any(ch in answer for ch in "*_~`#>["):
+        return answer
+    return _MARKDOWN.sub("", _MARKDOWN_EMPHASIS.sub(r"\1", _MARKDOWN_LINK.sub(r"\1", answer)))
