@@ -25,7 +25,8 @@ from typing import Any, Mapping
 #: ``run.json`` (see :func:`mobility_rewards.shaping.format_versions`); every stored verdict
 #: carries it as ``"version"``. History: 1 — the verdict of MobilityBench-v0; 2 — ``no_other_place`` reads
 #: names joined by any dot (•, ・), remarks after a dash, remark words inside a name (建行营业部) and three
-#: characters before a remark (江南区也可以) as names; Chinese numerals read 一万五千米 as 15,000 m and the spoken 一万五 as 15,000;
+#: characters before a remark (江南区也可以) as names; Chinese numerals read 一万五千米 as 15,000 m, 十米 as 10 m
+#: and the spoken 一万五 as 15,000;
 #: ``address_consistent`` reads no admin word inside a returned POI's name (沙县小吃);
 #: ``mode_stated`` reads no mode inside the asked places' names (绿地铁塔家园); a weather condition or traffic
 #: state denied from a distance (不太可能出现小雨, 堵车的可能性不大, congestion is unlikely) is denied, not claimed;
