@@ -27,7 +27,8 @@ from typing import Any, Mapping
 #: names joined by any dot (•, ・), remarks after a dash, remark words inside a name (建行营业部) and three
 #: characters before a remark (江南区也可以) as names; Chinese numerals read 一万五千米 as 15,000 m, 十米 as 10 m
 #: and the spoken 一万五 as 15,000;
-#: ``address_consistent`` reads no admin word inside a returned POI's name (沙县小吃);
+#: ``address_consistent`` reads no admin word inside a returned POI's name (沙县小吃); ``address_components``
+#: counts a district and township run together (科技区东门镇) as two;
 #: ``mode_stated`` reads no mode inside the asked places' names (绿地铁塔家园); a weather condition or traffic
 #: state denied from a distance (不太可能出现小雨, 堵车的可能性不大, congestion is unlikely) is denied, not claimed;
 #: a travel mode named only to turn it down (比开车快, 不推荐坐公交地铁, driving is not recommended) is not stated;

@@ -220,6 +220,11 @@ def verify_geolocation(episode: Episode, calls: list[CallRecord], answer: str, v
         below_city = [facts.district, facts.township] + list(facts.roads) + list(facts.poi_names)
         below_city += [component.get("street_number", "")]
         stated = [c for c in dict.fromkeys(below_city) if len(fold_text(c)) >= 2 and names_in(answer, c)]
+        # 科技区东门镇: a component followed by the next one is stated, though 东门 after a name reads as its gate
+        folded_answer = fold_text(answer)
+        stated += [c for a, b in zip(below_city, below_city[1:]) if len(fold_text(a)) >= 2 and len(fold_text(b)) >= 2
+                   and fold_text(a + b) in folded_answer for c in (a, b) if c not in stated]
+        stated = list(dict.fromkeys(stated))
         if facts.formatted_address and _after_city(facts.formatted_address, component) and \
                 fold_text(_after_city(facts.formatted_address, component)) in fold_text(answer):
             stated = list(dict.fromkeys(stated + [_after_city(facts.formatted_address, component)]))
