@@ -545,6 +545,9 @@ _MODE_WORDS = {
 # rather than driving, faster than driving, driving is not recommended / would be slower.
 _MODE_REJECTED_BEFORE = re.compile(r"(?:不太?(?:建议|推荐|适合|需要)|没必要|比|而不是|与其|rather\s+than|instead\s+of|"
                                    r"\bthan)(?:坐|乘|搭|用)?\s*$", re.IGNORECASE)
+# A safety wish recommends no mode (请安全驾驶, 开车注意安全, Please drive safely.)
+_MODE_COURTESY = re.compile(r"(?:开车|驾车|驾驶)时?请?注意安全|安全驾驶|注意(?:行车|驾驶)安全|"
+                            r"\bdrive\s+(?:safely|carefully)\b|\bsafe\s+driving\b", re.IGNORECASE)
 _MODE_JOINER = re.compile(r"(?:\s|或|和|、|/|\bor\b|\band\b)*", re.IGNORECASE)
 _MODE_REJECTED_AFTER = re.compile(r"\s*(?:(?:会|要|就)?(?:不太|不|没那么)(?:方便|划算|推荐|合适|快)|会?更(?:慢|远|贵|堵)|"
                                   r"太(?:慢|远|贵|堵)|(?:is|would\s+be)\s+(?:not\s+recommended|slower|longer|"
@@ -556,8 +559,10 @@ def stated_modes(text: str) -> set[str]:
     only as the alternative turned down, such as 比开车快 or driving is not recommended, left out).
     Mode words next to each other (公交地铁, 公交或地铁, bus or subway) are read as one mention."""
     normalized = normalize_answer(text)
+    courtesy = [m.span() for m in _MODE_COURTESY.finditer(normalized)]
     mentions = sorted((m.start(), m.end(), mode) for mode, pattern in _MODE_WORDS.items()
-                      for m in pattern.finditer(normalized))
+                      for m in pattern.finditer(normalized)
+                      if not any(a <= m.start() and m.end() <= b for a, b in courtesy))
     groups: list[list[tuple[int, int, str]]] = []
     for mention in mentions:
         if groups and _MODE_JOINER.fullmatch(normalized, groups[-1][-1][1], mention[0]):

@@ -31,7 +31,8 @@ from typing import Any, Mapping
 #: counts a district and township run together (科技区东门镇) as two;
 #: ``mode_stated`` reads no mode inside the asked places' names (绿地铁塔家园); a weather condition or traffic
 #: state denied from a distance (不太可能出现小雨, 堵车的可能性不大, congestion is unlikely) is denied, not claimed;
-#: a travel mode named only to turn it down (比开车快, 不推荐坐公交地铁, driving is not recommended) is not stated;
+#: a travel mode named only to turn it down (比开车快, 不推荐坐公交地铁, driving is not recommended) or in a safety
+#: wish (Please drive safely., 注意行车安全) is not stated;
 #: 祝您一路顺风 is no road (every POI and nearby answer ending with it was denied); the answer is read without its
 #: markdown (**3小时****12分钟** was read as 3 hours).
 VERDICT_VERSION = 2

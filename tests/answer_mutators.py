@@ -1217,9 +1217,9 @@ def _plain(f: EpisodeFacts, d: Draw):
 
 
 CLOSINGS = {"zh": ("祝您一路顺风！", "祝您一路平安！", "希望对您有帮助。", "如需其他帮助请告诉我。", "以上信息仅供参考。",
-                   "数据来自地图服务。", "请注意交通安全。"),
+                   "数据来自地图服务。", "请注意交通安全。", "请注意行车安全。"),
             "en": ("Have a safe trip!", "Hope this helps.", "Let me know if you need anything else.",
-                   "This information is for reference only.")}
+                   "This information is for reference only.", "Drive safely!")}
 
 
 @mutation("closing_remark", correct=True)

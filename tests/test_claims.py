@@ -120,6 +120,7 @@ def test_hostile_answers_end_as_failed_checks_not_errors():
     ("Take the subway; driving is not recommended.", {"transit"}), ("The subway is faster than driving.", {"transit"}),
     ("rather than driving, take the bus", {"transit"}), ("坐公交地铁不太方便", set()), ("建议坐公交或地铁", {"transit"}),
     ("建议开车前往", {"driving"}), ("坐公交，开车也行", {"driving", "transit"}), ("开车比坐地铁快", {"driving"}),
+    ("坐地铁，全程12公里。Please drive safely.", {"transit"}), ("请注意行车安全", set()), ("建议开车，注意安全", {"driving"}),
 ])
 def test_a_mode_turned_down_is_not_recommended(text, modes):
     """Found with a generator of honest route answers that turn another mode down (比开车快, 不推荐坐公交地铁):
