@@ -140,3 +140,15 @@ def test_the_answer_is_read_without_its_markdown(text, plain):
     from mobility_env.answer_text import plain_answer
 
     assert plain_answer(text) == plain
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.text(alphabet=st.sampled_from(list("*_~`#>[]()\n 天安门5a-℃")) | st.characters(), max_size=300))
+def test_reading_without_markdown_only_removes(text):
+    """Any text (lone surrogates, runs of brackets or stars) is read: never longer, unchanged without markdown."""
+    from mobility_env.answer_text import plain_answer
+
+    plain = plain_answer(text)
+    assert isinstance(plain, str) and len(plain) <= len(text)
+    if not any(ch in text for ch in "*_~`#>["):
+        assert plain == text
