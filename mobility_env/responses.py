@@ -24,8 +24,7 @@ reads one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 _MAX_ENVELOPES = 8
 _PAYLOAD_KEYS = ("route", "regeocode", "trafficinfo", "pois")
@@ -81,8 +80,7 @@ def _dicts(value: Any) -> list[dict[str, Any]]:
 
 
 # ------------------------------------------------------------------------------------------- routes
-@dataclass(frozen=True)
-class StepView:
+class StepView(NamedTuple):
     """One step of a path: its road (may be ''), length and duration as recorded."""
 
     road: str
@@ -90,11 +88,10 @@ class StepView:
     duration: Any
 
 
-@dataclass(frozen=True)
-class PathView:
+class PathView(NamedTuple):
     """One driving/walking path. ``duration``: the cost's duration when it is a number, else the path's."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # a field named like tuple.index, which it shadows
     distance: Any
     duration: Any
     cost: dict[str, Any]  # tolls, toll_distance, traffic_lights as recorded
@@ -110,8 +107,7 @@ class PathView:
         return [name for name, _ in ranked[:limit]]
 
 
-@dataclass(frozen=True)
-class LineView:
+class LineView(NamedTuple):
     """One ride of a transit segment: a bus/metro line (``buslines`` item) or a railway."""
 
     name: Any
@@ -124,8 +120,7 @@ class LineView:
     railway: bool = False
 
 
-@dataclass(frozen=True)
-class SegmentView:
+class SegmentView(NamedTuple):
     """One segment of a transit plan: the walk to it, the alternative lines of its ride, a railway."""
 
     walking_distance: Any
@@ -139,9 +134,8 @@ class SegmentView:
         return self.buslines[:1] + railway
 
 
-@dataclass(frozen=True)
-class TransitView:
-    index: int
+class TransitView(NamedTuple):
+    index: int  # type: ignore[assignment]  # a field named like tuple.index, which it shadows
     distance: Any
     duration: Any
     cost: Any  # fare
@@ -149,8 +143,7 @@ class TransitView:
     segments: tuple[SegmentView, ...]
 
 
-@dataclass(frozen=True)
-class RouteView:
+class RouteView(NamedTuple):
     """A structured route response; ``paths`` or ``transits`` is None when the response has no such list."""
 
     origin: Any

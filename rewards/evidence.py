@@ -21,7 +21,8 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, cast
+from functools import wraps
+from typing import Any, Callable, NamedTuple, TypeVar, cast
 
 from mobility_env.responses import (PathView, TransitView, number, poi_items, regeocode, route_view, traffic_info,
                                     unwrap, weather_description)
@@ -30,11 +31,10 @@ from mobility_env.tools import parse_coordinate
 from .units import parse_distances, parse_durations
 
 
-@dataclass(frozen=True)
-class RouteOption:
+class RouteOption(NamedTuple):
     """One path (driving/walking/cycling) or transit plan of a route response."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # a field named like tuple.index, which it shadows
     distance_m: float | None
     duration_s: float | None
     lines: tuple[str, ...] = ()  # transit line names, in riding order
@@ -47,6 +47,45 @@ class RouteOption:
 
 
 _float = number  # a recorded number, None for anything else
+_View = TypeVar("_View")
+#: Responses whose views each reader keeps (see :func:`per_response`).
+VIEW_CACHE = 64
+
+
+def per_response(reader: Callable[[Any], _View]) -> Callable[[Any], _View]:
+    """Keep ``reader``'s view of the last :data:`VIEW_CACHE` decoded responses it read (first in, first out).
+
+    A served response is one shared, read-only object while its episode is recent (see
+    :class:`mobility_env.trajectory.LazyJSON`), so the scorer reads each response's facts once,
+    however often the episode is played. Keyed by the object's identity; the cache holds the
+    object itself, so an identity cannot be reused while it is cached. A list view is handed out
+    as a fresh list of the (frozen) items, so a caller may change it. Only dicts and lists are
+    cached (everything else is a malformed response, read every time). Safe to share between threads
+    (scoring servers): a race costs a recomputation, never a wrong view. Kept small: a view keeps its
+    response alive, and RL revisits an episode soon (a group of rollouts) or not for long. Whoever
+    changes a response in place after it was read must call ``cache_clear()``.
+    """
+    memo: dict[int, tuple[Any, Any]] = {}
+
+    @wraps(reader)
+    def read(response: Any) -> _View:
+        if type(response) is not dict and type(response) is not list:
+            return reader(response)
+        held = memo.get(id(response))
+        if held is None or held[0] is not response:
+            if len(memo) >= VIEW_CACHE:
+                try:
+                    del memo[next(iter(memo))]  # the oldest
+                except (KeyError, RuntimeError, StopIteration):  # another thread got there first
+                    memo.clear()
+            fresh: Any = reader(response)
+            held = memo[id(response)] = (response, tuple(fresh) if isinstance(fresh, list) else fresh)
+        kept = held[1]
+        return cast(_View, list(kept) if type(kept) is tuple else kept)
+
+    read.cache_clear = memo.clear  # type: ignore[attr-defined]
+    read.cache_len = memo.__len__  # type: ignore[attr-defined]
+    return read
 
 
 def _list(value: Any) -> list[Any]:
@@ -105,6 +144,7 @@ def _text_route_options(text: str) -> list[RouteOption]:
     return options
 
 
+@per_response
 def route_options(response: Any) -> list[RouteOption] | None:
     """The paths/transits of a route response, in order; None when it is not one.
 
@@ -142,8 +182,7 @@ def route_count(response: Any) -> int | None:
     return None
 
 
-@dataclass(frozen=True)
-class Place:
+class Place(NamedTuple):
     """A POI, address or road position read from a response."""
 
     name: str
@@ -164,6 +203,7 @@ def _place(item: dict[str, Any]) -> Place | None:
     return Place(name.strip(), address, location, district or address_district(address))
 
 
+@per_response
 def places(response: Any) -> list[Place]:
     """Every named place in a POI, nearby-search or reverse-geocoding response."""
     body = unwrap(response)
@@ -181,6 +221,7 @@ def places(response: Any) -> list[Place]:
     return found
 
 
+@per_response
 def nearby_pois(response: Any) -> list[Place] | None:
     """The ``pois`` list of a nearby-search response (None when there is none)."""
     items = poi_items(unwrap(response))
@@ -221,6 +262,7 @@ class GeocodeFacts:
     poi_names: tuple[str, ...]
 
 
+@per_response
 def geocode_facts(response: Any) -> GeocodeFacts | None:
     regeo = regeocode(unwrap(response))
     if regeo is None:
@@ -270,6 +312,7 @@ _FORECAST_DAY = re.compile(r"(\d{4}-\d{2}-\d{2})[^：:]*[：:]\s*([^，,]+)[，,
 _UPDATED = re.compile(r"更新时间[：:]\s*(\d{4}-\d{2}-\d{2})")
 
 
+@per_response
 def weather_facts(response: Any) -> WeatherFacts | None:
     description = weather_description(unwrap(response))
     if description is None:
@@ -322,6 +365,7 @@ def traffic_state_words(text: str) -> set[str]:
     return states
 
 
+@per_response
 def traffic_facts(response: Any) -> TrafficFacts | None:
     info = traffic_info(unwrap(response))
     if info is None:

@@ -67,11 +67,17 @@ def compute_metrics(episode: Episode, trajectory: Trajectory) -> dict[str, float
     return score_episode(episode, trajectory)[0]
 
 
-def score_episode(episode: Episode, trajectory: Trajectory) -> tuple[dict[str, float], Verdict]:
-    """``(metrics, verdict)``: the metrics of :func:`compute_metrics` and the verdict behind DR/FPR."""
+def score_episode(episode: Episode, trajectory: Trajectory,
+                  facts: list[CallFacts] | None = None) -> tuple[dict[str, float], Verdict]:
+    """``(metrics, verdict)``: the metrics of :func:`compute_metrics` and the verdict behind DR/FPR.
+
+    ``facts``: :func:`~mobility_rewards.tooluse.facts_of` of each of ``trajectory.calls``, when the
+    caller has them already (the env's scorer computed them at each step); read here otherwise.
+    """
     finish = trajectory.finish
     calls = trajectory.calls
-    facts = [facts_of(call) for call in calls]
+    if facts is None or len(facts) != len(calls):
+        facts = [facts_of(call) for call in calls]
     verdict = verify_answer(episode, trajectory)
     dec_p, dec_r = decomposition(episode, trajectory, facts)
     metrics = {

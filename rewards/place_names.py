@@ -25,7 +25,7 @@ import unicodedata
 from typing import Iterable
 
 from mobility_env.geo import haversine_m
-from mobility_env.tools import parse_coordinate
+from mobility_env.tools import bounded_text_cache, parse_coordinate
 
 from .claims import normalize_answer
 from .evidence import Place, address_roads
@@ -41,6 +41,11 @@ _EXTENSION = re.compile(r"^(?:第|分店|分部|分行|支行|分院|分校|分�
                         r"[a-z\d]座|号楼|栋|停车场|地铁站|公交站|站|广场|大厦|中心|医院|学校|小区|公司|酒店|宾馆|银行|超市|商场|"
                         r"公园|附属|旗舰店|总店|新店|老店|[(（])", re.IGNORECASE)
 _PREFIX = ("新", "老", "第二", "二号", "分")
+_CLOSE_BRACKET = re.compile(r"[)）]")
+_ADMIN_CHAR = re.compile(r"[省市区县镇乡]")
+_STREET_CHAR = re.compile(r"[路街道号村]|\d")
+_BRANCH_CHAR = re.compile(r"店|分|第")
+_BRACKETED = re.compile(r"[(（][^)）]*[)）]")
 
 
 def _ends_name(text: str, end: int) -> bool:
@@ -48,9 +53,8 @@ def _ends_name(text: str, end: int) -> bool:
     a bracketed address note (``（广东省 宝安区 …）``) may follow."""
     following = text[end:end + 4]
     if following[:1] and following[:1] in "(（":
-        inner = re.split(r"[)）]", text[end + 1:end + 60])[0]
-        return bool(re.search(r"[省市区县镇乡]", inner)) or (
-            bool(re.search(r"[路街道号村]|\d", inner)) and not re.search(r"店|分|第", inner))
+        inner = _CLOSE_BRACKET.split(text[end + 1:end + 60])[0]
+        return bool(_ADMIN_CHAR.search(inner)) or (bool(_STREET_CHAR.search(inner)) and not _BRANCH_CHAR.search(inner))
     return not _EXTENSION.match(following)
 
 
@@ -73,6 +77,7 @@ def mention_spans(text: str, name: str) -> list[tuple[int, int, bool]]:
     return spans
 
 
+@bounded_text_cache(1024, 64, long_maxsize=16, long_max_chars=4096)  # names; the answer being scored
 def _fold_for_names(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower().replace(" ", "")
 
@@ -109,12 +114,18 @@ def mask_places(text: str, candidates: list[Place]) -> str:
     return text
 
 
+@bounded_text_cache(1024, 64)
 def _bare(name: str) -> str:
-    return re.sub(r"[(（][^)）]*[)）]", "", name).strip()
+    return _BRACKETED.sub("", name).strip()
 
 
 def _street(place: Place) -> str:
-    parts = place.address.split()
+    return _street_of(place.address)
+
+
+@bounded_text_cache(1024, 128)
+def _street_of(address: str) -> str:
+    parts = address.split()
     street = parts[-1] if parts else ""
     return (street if len(fold_text(street)) >= 4 and (any(ch.isdigit() for ch in street) or address_roads(street))
             else "")
@@ -202,6 +213,7 @@ _CJK3 = re.compile(r"[\u4e00-\u9fa5]{3}")
 _NAME_LEAD = re.compile(r"(?:[A-Z][\w'&.-]*\s*){1,6}|.*[·(（].*|[\u4e00-\u9fa5A-Za-z0-9'’&]{4,30}")
 
 
+@bounded_text_cache(1024, 64, long_maxsize=16, long_max_chars=4096)  # names; the answer being scored
 def _name_text(text: str) -> str:
     """NFKC, with every name-joining dot as ·: the form list items and place tokens are read in."""
     return unicodedata.normalize("NFKC", text).translate(_NAME_DOTS)
@@ -301,8 +313,9 @@ def foreign_places(answer: str, known: list[str]) -> list[str]:
 _PLACE_HEDGE = re.compile(r"可能是|也可能|或者是|或者|或是|还是|要么|either|or maybe|possibly|\bor\b", re.IGNORECASE)
 
 
-def _street_numbers(address: str) -> list[str]:
-    """``"石岩街道宝石东路209号星城大厦"`` -> ``["宝石东路209号"]``."""
+@bounded_text_cache(1024, 128)
+def _street_numbers(address: str) -> tuple[str, ...]:
+    """``"石岩街道宝石东路209号星城大厦"`` -> ``("宝石东路209号",)``."""
     compact = (address or "").replace(" ", "")
     found = []
     for road in address_roads(compact):  # the first place the road is followed by a number (no regex per road)
@@ -313,7 +326,7 @@ def _street_numbers(address: str) -> list[str]:
                 found.append(road + match.group(1))
                 break
             start = compact.find(road, start + 1)
-    return found
+    return tuple(found)
 
 
 _ROAD_NUMBER = re.compile(r"(\d+(?:-\d+)?号?)")

@@ -53,7 +53,7 @@ class DefaultScorer:
         return state.step(call, arguments_valid=arguments_valid)
 
     def finish(self, state: ShapingState, trajectory: Trajectory) -> EpisodeScore:
-        metrics, verdict = score_episode(state.episode, trajectory)
+        metrics, verdict = score_episode(state.episode, trajectory, state.facts_for(trajectory.calls))
         return EpisodeScore(reward_components=self.shaper.terminal(metrics), metrics=metrics, verdict=verdict)
 
     def __repr__(self) -> str:

@@ -246,6 +246,15 @@ class ShapingState:
         self.reached: set[int] = set()
         self.reached_tools: set[str] = set()
         self.earlier: set[str] = set()
+        # (record, its facts) for each call stepped, so the finish reuses them (see facts_for)
+        self.stepped: list[tuple[CallRecord, CallFacts]] = []
+
+    def facts_for(self, calls: list[CallRecord]) -> list[CallFacts] | None:
+        """The facts computed at the steps for exactly these ``calls`` (the same records, in order), else None."""
+        stepped = self.stepped
+        if len(stepped) != len(calls) or any(record is not call for (record, _), call in zip(stepped, calls)):
+            return None
+        return [facts for _, facts in stepped]
 
     def potentials(self) -> tuple[float, float]:
         """(Φ_T, Φ_D) after the calls observed so far."""
@@ -298,6 +307,7 @@ class ShapingState:
         redundant = is_redundant(facts, self.earlier, self.gold_tools)
         tools_before, steps_before = self.potentials()
         self.observe(call, facts)
+        self.stepped.append((call, facts))
         tools_after, steps_after = self.potentials()
         return {
             "tool_coverage": w.tool_coverage * (tools_after - tools_before),

@@ -40,6 +40,8 @@ _TEXT_LIMIT = 300
 
 
 def _short(value: Any) -> str:
+    if type(value) is str and len(value) <= _TEXT_LIMIT:
+        return value
     text = "" if value is None else str(value)
     return text if len(text) <= _TEXT_LIMIT else text[:_TEXT_LIMIT - 1] + "…"
 

@@ -102,3 +102,38 @@ def test_no_reader_raises_on_malformed_responses(response):
         json.loads(format_response(tool, response, "compact"))
     for reader in (places, nearby_pois, geocode_facts, weather_facts, traffic_facts, route_options):
         reader(response)
+
+
+# ------------------------------------------------------------------ per-response views (rewards.evidence)
+READERS = (places, nearby_pois, geocode_facts, weather_facts, traffic_facts, route_options)
+
+
+def _uncached(reader, response):
+    return reader.__wrapped__(response)
+
+
+@settings(deadline=None, derandomize=True, max_examples=200)
+@given(response=st.one_of(_enveloped(routes), _enveloped(others)))
+def test_a_kept_view_is_the_view_read_afresh(response):
+    """The scorer reads each served response's facts once (per_response): what it hands out again is what
+    reading the response afresh gives, and a list it handed out may be changed without changing the next one."""
+    for reader in READERS:
+        first = reader(response)
+        if isinstance(first, list):
+            first.append("junk")
+        assert reader(response) == _uncached(reader, response)
+
+
+def test_views_are_kept_per_object_and_bounded():
+    from mobility_rewards import evidence
+
+    response = {"route": {"paths": [{"distance": "1200", "cost": {"duration": "300"}, "steps": []}]}}
+    assert route_options(response)[0].distance_m == 1200.0
+    twin = json.loads(json.dumps(response))
+    twin["route"]["paths"][0]["distance"] = "900"  # another object: its own view, never the first one's
+    assert route_options(twin)[0].distance_m == 900.0
+    assert route_options(response)[0].distance_m == 1200.0
+    for n in range(evidence.VIEW_CACHE + 50):  # more responses than are kept: the oldest go, nothing grows
+        route_options({"route": {"paths": [{"distance": str(n)}]}})
+    assert route_options.cache_len() == evidence.VIEW_CACHE
+    assert route_options("第1种：全程1.2公里，预计耗时5分钟") == _uncached(route_options, "第1种：全程1.2公里，预计耗时5分钟")

@@ -27,6 +27,8 @@ from hypothesis import strategies as st
 
 from mobility_agents.oracle import OracleAgent
 from mobility_env.env import MobilityEnv
+from mobility_env.trajectory import Trajectory
+from mobility_rewards import compute_metrics
 from mobility_rewards.reference import reference_finish
 
 SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=None,
@@ -123,11 +125,13 @@ def test_no_sequence_earns_more_than_the_oracle(farm, pick, plan):
     for move in plan:
         action = _action(move, episode, episodes)
         played.append(action)
-        _, reward, terminated, truncated, _ = env.step(action)
+        _, reward, terminated, truncated, info = env.step(action)
         assert math.isfinite(reward)
         total += reward
         if terminated or truncated:
             ended = True
+            # the env scores with what its steps computed; rescoring the trajectory it hands out agrees
+            assert info["metrics"] == compute_metrics(episode, Trajectory.model_validate(info["trajectory"]))
             break
     best = returns[episode.episode_id]
     assert total <= best + 1e-9, (episode.episode_id, episode.task_scenario, total, best, played, ended)
