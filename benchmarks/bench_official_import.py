@@ -23,7 +23,7 @@ ensure_ascii=False)``: ``", "`` and ``": "``), ``compact`` (``separators=(",", "
 form the build stores, so the file's text is kept as is), ``indent`` (``indent=2``) or
 ``ascii`` (``json.dump``'s own default: every non-ASCII character as ``\\uXXXX``, about twice
 the bytes for the same entries). ``--index-batch-rows N`` runs the build with the replay
-index's Arrow batches set to N rows (by default ``mobility_env.replay_index.batch_rows_for``
+index's Arrow batches set to N rows (by default ``mobility_env.index_build.batch_rows_for``
 picks the power of two, 1,024 to 65,536, whose rows hold about 32 MiB): the build's peak
 memory is that batch, whole.
 """
@@ -108,10 +108,10 @@ _CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 from mobility_env.official_sandbox import OfficialSandboxImport
-import mobility_env.replay_index as replay_index
+import mobility_env.index_build as index_build
 phase, folder, out = sys.argv[2], sys.argv[3], sys.argv[4]
 if int(sys.argv[6]):
-    replay_index.BATCH_ROWS = replay_index.MIN_BATCH_ROWS = int(sys.argv[6])
+    index_build.BATCH_ROWS = index_build.MIN_BATCH_ROWS = int(sys.argv[6])
 episodes = []
 if phase == "build":
     from mobility_env.build import build_directory

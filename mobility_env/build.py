@@ -2,7 +2,7 @@
 
 The writer. The directory format (file names, schemas, ``manifest.json``, the checks every
 reader runs) is :mod:`mobility_env.layout`; the derived files (Arrow copies, replay index) are
-written by :func:`mobility_env.replay_index.write_replay_index`, which :func:`build_directory`
+written by :func:`mobility_env.index_build.write_replay_index`, which :func:`build_directory`
 calls last. This module also holds the row encoding (:func:`sandbox_rows`,
 :func:`episode_row`) and its inverse (:func:`episode_from_record`,
 :func:`recorded_call_from_entry`): responses are stored as JSON text (never Python reprs),
@@ -31,7 +31,7 @@ from .layout import (CHECKSUM, EPISODES_FILE, EPISODES_SCHEMA, FORMAT_VERSION, M
                      SANDBOX_SCHEMA, SOURCE_FILES, DerivedFileWarning, DirectoryCheck, FormatVersionWarning,
                      UnverifiedDataWarning, check_built_directory, file_checksum, file_entry, read_manifest,
                      record_files, warn_once, write_manifest)
-from .replay_index import write_replay_index
+from .index_build import write_replay_index
 from .tools import validate_call
 from .trajectory import LazyJSON
 

@@ -70,7 +70,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_index(args: argparse.Namespace) -> int:
-    from .replay_index import write_replay_index
+    from .index_build import write_replay_index
 
     write_replay_index(args.dir, accept_changed_parquet=args.accept_changed_parquet)
     print(f"wrote the replay index of {args.dir} (sandbox.arrow, episodes.arrow, sandbox_index/)")

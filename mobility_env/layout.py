@@ -27,7 +27,7 @@ unverified, with an :class:`UnverifiedDataWarning`; ``mobility-env index DIR`` r
 checksums of their files as they are now.
 
 Format versions: ``format_version`` is this layout's; the derived files carry their own,
-``index_version`` (:data:`mobility_env.replay_index.INDEX_VERSION`) and
+``index_version`` (:data:`mobility_env.index_format.INDEX_VERSION`) and
 ``observation_version`` (:data:`mobility_env.observation.OBSERVATION_VERSION`, the compact
 observations precomputed in ``sandbox.arrow``), written into the manifest and the index's
 ``meta.json``. A directory indexed by another observation version still opens: its
@@ -58,7 +58,7 @@ SANDBOX_FILE = "sandbox.parquet"
 MANIFEST_FILE = "manifest.json"
 SOURCE_FILES = (EPISODES_FILE, SANDBOX_FILE)  # the contract; every other file is derived from them
 CHECKSUM = "blake2b-128"
-# the derived files (mobility_env.replay_index writes them; the manifest lists them)
+# the derived files (mobility_env.index_build writes them; the manifest lists them)
 ARROW_FILE = "sandbox.arrow"
 EPISODES_ARROW_FILE = "episodes.arrow"
 INDEX_DIR = "sandbox_index"

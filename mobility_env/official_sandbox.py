@@ -90,7 +90,7 @@ from .json_stream import (DEFAULT_CHUNK_BYTES, DEFAULT_MAX_ENTRY_BYTES, Official
                           _printable, _Reader, _shown, read_official_entries)
 from .layout import CHECKSUM
 from .literal import MAX_DEPTH, text_problem
-from .replay_index import key_hash
+from .index_format import key_hash
 from .tools import validate_call
 
 __all__ = ["OFFICIAL_FILES", "OfficialFormat", "OfficialSandboxFileError", "ImportProblem", "ImportReport",

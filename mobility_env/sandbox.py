@@ -49,7 +49,8 @@ from .canonical import CanonicalRequest, canonical_request
 from .errors import SandboxError
 from .geo import haversine_m
 from .layout import EPISODES_FILE, MANIFEST_FILE, SANDBOX_FILE, SANDBOX_SCHEMA, check_built_directory, read_manifest
-from .replay_index import TOOL_CODE, ReplayIndex, key_hash
+from .index_format import TOOL_CODE, key_hash
+from .replay_index import ReplayIndex
 from .toolkinds import TOOL_KINDS
 from .tools import TOOLS, canonical_tool_name
 from .trajectory import LazyJSON, MatchKind

@@ -25,7 +25,7 @@ from .episode import Episode
 from .errors import CorruptDataError, DataFileError
 from .layout import (EPISODES_ARROW_FILE, EPISODES_FILE, EPISODES_SCHEMA, SANDBOX_FILE, DirectoryCheck,
                      check_built_directory)
-from .replay_index import _cell_reader, open_episodes_arrow
+from .index_load import cell_reader, open_episodes_arrow
 from .sandbox import LookupConfig, Sandbox
 
 DATA_ENV_VAR = "MOBILITY_ENV_DATA"
@@ -116,7 +116,7 @@ class EpisodeStore:
             for name in self._table.column_names:
                 column = self._table.column(name)
                 starts = np.cumsum([0] + [len(chunk) for chunk in column.chunks])
-                all_readers[name] = (starts, [_cell_reader(chunk) for chunk in column.chunks])
+                all_readers[name] = (starts, [cell_reader(chunk) for chunk in column.chunks])
             self._readers = all_readers
         record = {}
         for name, (starts, readers) in all_readers.items():

@@ -25,7 +25,7 @@ from mobility_env.build import (CHECKSUM, MANIFEST_FILE, DerivedFileWarning, Unv
                                 check_built_directory)
 from mobility_env.errors import ConfigError, CorruptDataError, DataFileError, RowError, SandboxError
 from mobility_env.literal import EXCEL_CELL_LIMIT, MAX_CELL_BYTES, parse_cell
-from mobility_env.replay_index import write_replay_index
+from mobility_env.index_build import write_replay_index
 from mobility_env.sandbox import Sandbox
 from mobility_env.store import BUNDLED_DIR, resolve_data
 from mobility_env.tools import validate_call

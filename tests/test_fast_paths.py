@@ -35,8 +35,10 @@ from mobility_env.episode import Episode, RecordedCall, ToolCall
 from mobility_env.observation import format_response
 from mobility_env.errors import CorruptDataError
 from mobility_env import replay_index
-from mobility_env.replay_index import (ARROW_FILE, EPISODES_ARROW_FILE, INDEX_DIR, ReplayIndex, grid_reach,
-                                       write_replay_index)
+from mobility_env.index_build import write_replay_index
+from mobility_env.index_format import grid_reach
+from mobility_env.layout import ARROW_FILE, EPISODES_ARROW_FILE, INDEX_DIR
+from mobility_env.replay_index import ReplayIndex
 from mobility_env.geo import haversine_m
 from mobility_env.sandbox import FUZZY_KINDS, LookupConfig, Sandbox
 from mobility_env.store import resolve_data

@@ -28,7 +28,9 @@ import pytest
 
 from mobility_env import observation
 from mobility_env.build import MANIFEST_FILE, FormatVersionWarning, record_files
-from mobility_env.replay_index import INDEX_DIR, INDEX_VERSION, META_FILE, write_replay_index
+from mobility_env.index_build import write_replay_index
+from mobility_env.index_format import INDEX_VERSION, META_FILE
+from mobility_env.layout import INDEX_DIR
 from mobility_env.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
