@@ -129,6 +129,9 @@ class LazyJSON:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return LazyJSON, (self.text, self.where)  # pickled as its text (a memory-mapped cell is read now)
+
     def __repr__(self) -> str:
         text = self.text
         return f"LazyJSON({text[:60]!r}{'…' if len(text) > 60 else ''})"

@@ -148,3 +148,22 @@ def test_the_no_walk_shortcut_for_text_actions_is_sound(value, max_string, max_d
         return
     if _text_within(text, limits, 1):
         _BoundedCopy(limits, 10**9, copying=False).copy(limits.loads(text), 1)  # must not raise
+
+
+def test_episodes_and_trajectories_of_a_built_directory_pickle(env):
+    """Their undecoded cells pickle as the stored text (they read a memory-mapped file through a closure,
+    which does not pickle): an episode or trajectory can be sent to another process (multiprocessing, Ray)."""
+    import pickle
+
+    episode_id, action = _gold_action(env, 3)
+    env.reset(options={"episode_id": episode_id})
+    env.step(action)
+    episode, trajectory = env.state.episode, env.state.trajectory
+    assert type(trajectory.calls[-1].__dict__["response"]) is LazyJSON
+    assert any(type(r.__dict__["response"]) is LazyJSON for r in episode.recorded)
+    for value in (episode, trajectory):
+        copy = pickle.loads(pickle.dumps(value))
+        assert copy == value and copy.model_dump() == value.model_dump()
+    lazy = LazyJSON(lambda: '{"a": [1, 2]}', ("sandbox.arrow", 7, "response"))
+    copy = pickle.loads(pickle.dumps(lazy))
+    assert copy.decode() == {"a": [1, 2]} and copy.where == ("sandbox.arrow", 7, "response")
