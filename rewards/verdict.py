@@ -17,7 +17,7 @@ so nobody has to re-run the scorer to learn why an answer failed::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 #: The version of the verdict: the format of ``Verdict.to_dict()`` and what its checks verify.
 #: Bump it BY HAND on any change of its keys, of a check's name or meaning, or of which checks a
@@ -46,8 +46,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= _TEXT_LIMIT else text[:_TEXT_LIMIT - 1] + "…"
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(NamedTuple):
     """One named check: ``expected`` vs ``stated``, ``passed``, and a one-line ``reason``."""
 
     name: str
