@@ -273,6 +273,10 @@ class MobilityEnv(gym.Env[str, Any]):
       read as 10,005 km, 沙县小吃 as a county, 绿地铁塔家园 as a subway ride); see
       ``VERDICT_VERSION``'s history. Runs scored with version 1 resume only with ``--force-resume``;
       ``mobility-env eval`` rescores them.
+    * v0, verdict_version 3: weather conditions and traffic states denied from a distance are read
+      with the patterns MobilePA-v0 uses too (``mobility_env.answer_text``): ``没怎么见到畅通`` on a
+      free-flowing road no longer passes as a claim of it, and ``没怎么见到小雨`` after the true weather
+      is no longer denied. Runs scored with version 2 resume only with ``--force-resume``.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}

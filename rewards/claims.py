@@ -34,6 +34,8 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from mobility_env.answer_text import EN_FAR_DENIAL, ZH_FAR_DENIAL
+
 from .units import arabize
 
 NEGATION = r"(?:不是|不会|不太|不算|没有|没|无|并非|并不|不)"
@@ -328,13 +330,8 @@ _CLAUSE_NEGATION = re.compile(r"(不是|并非|并不是|没有|不会|\bnot\b|\
                               re.IGNORECASE)
 
 
-# Denials bridged to the word (不太可能出现小雨, 完全没有出现雾; no chance at all of rain, unlikely to see any snow)
-# and denials after it (下雨的可能性不大, rain is unlikely / not expected).
-_CN_FAR_NEG_BEFORE = re.compile(rf"{NEGATION}(?:太|大)?(?:可能)?(?:会)?(?:是|会|再|下|有|见|出现|算|像|用|刮|起){{0,2}}"
-                                r"(?:任何|什么)?$")
-_EN_FAR_NEG_BEFORE = re.compile(r"\b(?:(?:no|zero|little|not\s+a)\s+chance(?:\s+at\s+all)?\s+of|nothing\s+like|"
-                                r"unlikely\s+to\s+(?:be|see|have|get)(?:\s+any)?)(?:\s+(?:a|an|the))?\s+$",
-                                re.IGNORECASE)
+# Denials after the word (下雨的可能性不大, rain is unlikely / not expected); those bridged to it before (不太可能出现小雨,
+# no chance at all of rain) are mobility_env.answer_text's, shared with MobilePA's verifier.
 _DENIED_AFTER = re.compile(r"(?:\s+(?:traffic|conditions?|weather|skies|showers?))?"
                            r"\s*(?:(?:is|are|was|will\s+be|looks?|seems?)\s+(?:unlikely|not\s+(?:expected|likely))\b|"
                            r"的?可能性?(?:不大|很小|较小|极小|很低|不高|微乎其微))", re.IGNORECASE)
@@ -342,8 +339,8 @@ _DENIED_AFTER = re.compile(r"(?:\s+(?:traffic|conditions?|weather|skies|showers?
 
 def _far_denied(text: str, start: int, end: int | None) -> bool:
     """Is ``text[start:end]`` denied from a distance (不太可能出现X, no chance at all of X, X的可能性不大, X is unlikely)?"""
-    return bool(_CN_FAR_NEG_BEFORE.search(text[max(0, start - 9):start])
-                or _EN_FAR_NEG_BEFORE.search(text[max(0, start - 40):start])
+    return bool(ZH_FAR_DENIAL.search(text[max(0, start - 9):start])
+                or EN_FAR_DENIAL.search(text[max(0, start - 40):start])
                 or end is not None and _DENIED_AFTER.match(text, end))
 
 

@@ -289,8 +289,10 @@ PHONE_OBSERVATION_VERSION = 3
 #: 6 — an hours-and-minutes amount with decimal minutes (``1 hour and 1.2 min``) is read at that precision
 #: (± 0.05 min, was ± 0.5), so it is another value than ``62分钟`` for ``no_other_values``; a denial bridged to
 #: its word (``不太可能出现小雨``, ``no chance at all of rain``) is no mention of it (9-11 % of such honest answers
-#: were denied); answers are read without their markdown (``1 h **2 min**`` was read as 60 and 2 minutes).
-PHONE_VERDICT_VERSION = 6
+#: were denied); answers are read without their markdown (``1 h **2 min**`` was read as 60 and 2 minutes);
+#: 7 — a denial bridged to its word is read with the patterns MobilityBench-v0 uses too (``mobility_env.answer_text``):
+#: ``今天不会再下雨`` no longer mentions rain (再, 见, 算, 像, 用 bridge; 不是, 不会, 不算, 并非, 并不 negate).
+PHONE_VERDICT_VERSION = 7
 
 
 def phone_format_versions() -> dict[str, int]:

@@ -34,8 +34,10 @@ from typing import Any, Mapping, NamedTuple
 #: a travel mode named only to turn it down (比开车快, 不推荐坐公交地铁, driving is not recommended) or in a safety
 #: wish (Please drive safely., 注意行车安全) is not stated;
 #: 祝您一路顺风 is no road (every POI and nearby answer ending with it was denied); the answer is read without its
-#: markdown (**3小时****12分钟** was read as 3 hours).
-VERDICT_VERSION = 2
+#: markdown (**3小时****12分钟** was read as 3 hours). 3 — a weather condition or traffic state denied from a distance is
+#: read with the patterns MobilePA-v0 uses too (mobility_env.answer_text): 没怎么见到, 未见, 没见到, 不太可能遇到, 没怎么堵
+#: deny their word (成都大道目前没怎么见到畅通 passed on a free-flowing road, 没怎么见到小雨 after the true weather was denied).
+VERDICT_VERSION = 3
 _TEXT_LIMIT = 300
 
 

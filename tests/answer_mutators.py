@@ -1774,9 +1774,11 @@ def _geo_two_components(f: EpisodeFacts, d: Draw):
         "".join("，" + c for c in chosen if c.startswith("靠近")) + "。"
 
 
-_FAR_DENIALS = {"zh": ("不太可能出现{}", "完全没有出现{}的可能", "不大可能有{}", "不会有任何{}", "{}的可能性不大"),
+# the bridged forms are mobility_env.answer_text's, shared with MobilePA's verifier (tests/test_mobilepa_answers.py)
+_FAR_DENIALS = {"zh": ("不太可能出现{}", "完全没有出现{}的可能", "不大可能有{}", "不会有任何{}", "{}的可能性不大",
+                       "没怎么见到{}", "未见{}", "没见到{}", "不太可能遇到{}", "不会再有{}", "没怎么出现{}"),
                 "en": ("no chance at all of {}", "nothing like {}", "{} is unlikely", "unlikely to see {}",
-                       "{} is not expected")}
+                       "{} is not expected", "not a chance of {}", "zero chance of {}", "unlikely to see any {}")}
 
 
 @mutation("far_denial", correct=True, families=("weather",),

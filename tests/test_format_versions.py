@@ -290,7 +290,7 @@ def test_eval_and_report_say_which_versions_scored_what(tmp_path, monkeypatch, c
     from mobility_rewards import shaping
 
     reward, verdict = shaping.REWARD_VERSION, shaping.VERDICT_VERSION
-    assert reward != 7 and verdict != 3  # the versions patched in below differ from this code's
+    other_reward, other_verdict = reward + 100, verdict + 100  # patched in below: differ from this code's
 
     out = tmp_path / "run"
     _run(out, limit=3)
@@ -298,25 +298,25 @@ def test_eval_and_report_say_which_versions_scored_what(tmp_path, monkeypatch, c
     assert "version" not in _cli(capsys, "report", out)
 
     with monkeypatch.context() as patch:
-        patch.setattr(shaping, "REWARD_VERSION", 7)
+        patch.setattr(shaping, "REWARD_VERSION", other_reward)
         err = _cli(capsys, "report", out)  # eval's scorecard is current, but was computed with the old version
         assert f"scorecard.json was computed with reward_version {reward}, verdict_version {verdict}" in err
-        assert "this code has reward_version 7" in err
+        assert f"this code has reward_version {other_reward}" in err
         err = _cli(capsys, "eval", out)
         assert f"this run was scored with reward_version {reward}, verdict_version {verdict}; it is rescored " \
-               f"with reward_version 7, verdict_version {verdict}" in err
+               f"with reward_version {other_reward}, verdict_version {verdict}" in err
         scorecard = json.loads((out / "scorecard.json").read_text(encoding="utf-8"))
-        assert scorecard["source"]["format_versions"]["reward_version"] == 7
+        assert scorecard["source"]["format_versions"]["reward_version"] == other_reward
         assert scorecard["source"]["run_format_versions"]["reward_version"] == reward
-    assert "scorecard.json was computed with reward_version 7" in _cli(capsys, "report", out)
+    assert f"scorecard.json was computed with reward_version {other_reward}" in _cli(capsys, "report", out)
 
     (out / "scorecard.json").unlink()  # the report reads the stored metrics
     with monkeypatch.context() as patch:
-        patch.setattr(shaping, "VERDICT_VERSION", 3)  # what format_versions reports
+        patch.setattr(shaping, "VERDICT_VERSION", other_verdict)  # what format_versions reports
         err = _cli(capsys, "report", out)
     assert (f"reporting the stored metrics of results.jsonl, scored with reward_version {reward}, "
             f"verdict_version {verdict}") in err
-    assert f"this code has reward_version {reward}, verdict_version 3" in err
+    assert f"this code has reward_version {reward}, verdict_version {other_verdict}" in err
 
 
 def _regenerate() -> None:

@@ -270,7 +270,8 @@ DENIALS = {"en": ["no {}", "not {}", "no sign of {}", "there won't be any {}", "
            "zh": ["没有{}", "不是{}", "不会有{}", "并非{}", "没出现{}"]}
 FAR_DENIALS = {"en": ["no chance at all of {}", "nothing like a {}", "not a chance of {}", "zero chance of {}",
                       "unlikely to see {}", "unlikely to see any {}"],
-               "zh": ["不太可能出现{}", "完全没有出现{}", "不大可能有{}", "不会有任何{}", "没有出现{}", "不太可能是{}"]}
+               "zh": ["不太可能出现{}", "完全没有出现{}", "不大可能有{}", "不会有任何{}", "没有出现{}", "不太可能是{}",
+                      "没怎么见到{}", "未见{}", "没见到{}", "不太可能遇到{}", "不会再有{}", "没怎么出现{}"]}
 
 
 def negation(f: Facts, draw: Draw, forms: dict[str, list[str]] = DENIALS) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Iterable
 
-from ..answer_text import plain_answer
+from ..answer_text import EN_FAR_DENIAL, ZH_FAR_DENIAL, plain_answer
 
 
 def normalized(text: str) -> str:
@@ -36,13 +36,6 @@ _CLAUSE = re.compile(r"[,.;:!?()\"“”‘「」『』、。\n]")
 _EN_DENIED_AFTER = re.compile(r"\s*(?:(?:is|are|was|were|will|would|does|do|did|has|have)\s+not(?![a-z])|"
                               r"(?:is|are|was|were|will|would|does|do|did|has|have|wo|ca)n['’]t(?![a-z])|"
                               r"(?:is\s+)?(?:not\s+expected|unlikely)(?![a-z]))")
-
-
-# Denials that stand further from the word they deny: 不太可能出现小雨, 完全没有出现拥堵, 不会有任何雾; no chance at all
-# of rain, nothing like a storm, not a chance of fog, unlikely to see snow.
-_ZH_FAR_DENIAL = re.compile(r"[不没无未](?:太|大|怎么|那么)?(?:可能)?(?:会)?(?:有|出现|见到|遇到|是|下|刮|起){0,2}(?:任何|什么|一点)?$")
-_EN_FAR_DENIAL = re.compile(r"(?<![a-z])(?:(?:no|zero|little|not\s+a)\s+chance(?:\s+at\s+all)?\s+of|nothing\s+like"
-                            r"(?:\s+an?)?|unlikely\s+to\s+(?:be|see|have|get)(?:\s+any)?)\s*$")
 
 
 def unasserted(text: str, start: int, end: int | None = None) -> bool:
@@ -69,8 +62,8 @@ def unasserted(text: str, start: int, end: int | None = None) -> bool:
         if text[at] in _ZH_NEGATORS and text[at:at + 2] not in _ZH_NOT_NEGATING \
                 and text[max(0, at - 1):at + 1] not in _ZH_NOT_NEGATING:
             return True
-    if _ZH_FAR_DENIAL.search(clause[-8:]) and not any(clause.endswith(w) for w in _ZH_NOT_NEGATING) \
-            or _EN_FAR_DENIAL.search(clause):
+    if ZH_FAR_DENIAL.search(clause[-8:]) and not any(clause.endswith(w) for w in _ZH_NOT_NEGATING) \
+            or EN_FAR_DENIAL.search(clause):
         return True
     around = text[max(begin, start - 2):start + 3]  # 堵不堵 asks; it does not say 堵
     return bool(_EN_CONDITIONS.search(clause) or _ZH_CONDITIONS.search(clause) or _ZH_CONDITIONS.search(around))
