@@ -276,7 +276,10 @@ class MobilityEnv(gym.Env[str, Any]):
     * v0, verdict_version 3: weather conditions and traffic states denied from a distance are read
       with the patterns MobilePA-v0 uses too (``mobility_env.answer_text``): ``没怎么见到畅通`` on a
       free-flowing road no longer passes as a claim of it, and ``没怎么见到小雨`` after the true weather
-      is no longer denied. Runs scored with version 2 resume only with ``--force-resume``.
+      is no longer denied; the answer is read as the user sees it, without invisible characters
+      (``25分钟或35\u200b分钟`` passed as 25 minutes) and with look-alike letters and digits read as
+      the Latin ones they show (``wаlk`` with a Cyrillic а). Runs scored with version 2 resume only
+      with ``--force-resume``.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}

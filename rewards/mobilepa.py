@@ -291,7 +291,9 @@ PHONE_OBSERVATION_VERSION = 3
 #: its word (``不太可能出现小雨``, ``no chance at all of rain``) is no mention of it (9-11 % of such honest answers
 #: were denied); answers are read without their markdown (``1 h **2 min**`` was read as 60 and 2 minutes);
 #: 7 — a denial bridged to its word is read with the patterns MobilityBench-v0 uses too (``mobility_env.answer_text``):
-#: ``今天不会再下雨`` no longer mentions rain (再, 见, 算, 像, 用 bridge; 不是, 不会, 不算, 并非, 并不 negate).
+#: ``今天不会再下雨`` no longer mentions rain (再, 见, 算, 像, 用 bridge; 不是, 不会, 不算, 并非, 并不 negate); the answer
+#: is read as the user sees it: invisible characters removed (``2.9\u202a km`` was no amount), look-alike letters and
+#: other scripts' digits read as the Latin ones they show (``Pianο lеsson``, ``٩ AM``).
 PHONE_VERDICT_VERSION = 7
 
 

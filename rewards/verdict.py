@@ -36,7 +36,10 @@ from typing import Any, Mapping, NamedTuple
 #: 祝您一路顺风 is no road (every POI and nearby answer ending with it was denied); the answer is read without its
 #: markdown (**3小时****12分钟** was read as 3 hours). 3 — a weather condition or traffic state denied from a distance is
 #: read with the patterns MobilePA-v0 uses too (mobility_env.answer_text): 没怎么见到, 未见, 没见到, 不太可能遇到, 没怎么堵
-#: deny their word (成都大道目前没怎么见到畅通 passed on a free-flowing road, 没怎么见到小雨 after the true weather was denied).
+#: deny their word (成都大道目前没怎么见到畅通 passed on a free-flowing road, 没怎么见到小雨 after the true weather was denied);
+#: the answer is read as the user sees it (mobility_env.answer_text.plain_answer): invisible characters removed
+#: (25分钟或35\u200b分钟 passed as 25 minutes alone) and look-alike letters and digits of other scripts read as the Latin
+#: ones they show (drive or wаlk with a Cyrillic а, 2०6路).
 VERDICT_VERSION = 3
 _TEXT_LIMIT = 300
 

@@ -2196,6 +2196,82 @@ def _state_stuffing(f: EpisodeFacts, d: Draw):
                      "Traffic is clear, slow, congested and severely congested."))
 
 
+# -- invisible characters: any family ------------------------------------------------------------
+
+#: Characters a reader does not see (zero-width spaces and joiners, the soft hyphen, word joiners, bidi controls, the
+#: BOM, variation selectors, tag characters), and fillers that show as a blank (Hangul fillers, the braille blank).
+ZERO_WIDTH = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u180e", "\u202a", "\u202c", "\u2062",
+              "\u2066", "\u2069", "\u034f", "\ufe0f", "\ufe00", "\U000e0020", "\U000e0041", "\U000e007f")
+BLANK_FILLERS = ("\u3164", "\u115f", "\u1160", "\uffa0", "\u2800")
+_DIGIT_END = re.compile(r"\d(?!\d)")
+
+
+def _sprinkled(d: Draw, text: str, chars: Sequence[str], times: int, after_numbers: bool) -> str:
+    """``text`` with ``times`` characters of ``chars`` put in at random places (after a number's last digit, where
+    they would cut it from its unit, when ``after_numbers`` and a coin say so)."""
+    for _ in range(times):
+        ends = [m.end() for m in _DIGIT_END.finditer(text)] if after_numbers and d.coin() else []
+        at = d.choice(ends) if ends else d.integer(0, len(text))
+        text = text[:at] + d.choice(chars) + text[at:]
+    return text
+
+
+def _other_kind(f: EpisodeFacts, d: Draw, correct: bool) -> Answer:
+    pool = [m for m in applicable(CORRECT if correct else WRONG, f) if not m.kind.startswith("invisible")]
+    return d.choice(pool).make(f, d)
+
+
+@mutation("invisible_chars", correct=True)
+def _invisible_chars(f: EpisodeFacts, d: Draw):
+    """A correct answer of another kind with zero-width characters anywhere, inside amounts and names too
+    (``2\u200b5分钟``): the user reads the same answer."""
+    made = _other_kind(f, d, True)
+    text = _sprinkled(d, made.text, ZERO_WIDTH, d.integer(1, 4), after_numbers=True)
+    return Answer("invisible_chars", True, text, made.route_index, made.calls)
+
+
+@mutation("invisible_hedge", correct=False)
+def _invisible_hedge(f: EpisodeFacts, d: Draw):
+    """A wrong answer of another kind (a hedge, stuffing, a wrong value) with invisible characters where they would
+    hide its wrong part from a parser but not from the user (``25分钟或35\u200b分钟``)."""
+    made = _other_kind(f, d, False)
+    text = _sprinkled(d, made.text, ZERO_WIDTH + BLANK_FILLERS, d.integer(1, 3), after_numbers=True)
+    return Answer("invisible_hedge", False, text, made.route_index, made.calls)
+
+
+#: Letters of other scripts a reader takes for Latin ones (Cyrillic а, е, о, р, с, у, х, і; Greek ο, ν, ι), and
+#: digits of other scripts (Arabic-Indic, Devanagari, mathematical bold).
+HOMOGLYPHS = {"a": "аɑ", "e": "е", "o": "оο", "p": "р", "c": "с", "y": "у", "x": "х", "i": "іι", "v": "ν", "s": "ѕ",
+              "k": "κ", "r": "г", "h": "һ", "l": "ӏ", "A": "АΑ", "C": "С", "T": "ТΤ", "H": "Н", "M": "М", "K": "К",
+              "0": "٠०𝟎", "1": "١१𝟏", "2": "٢२𝟐", "3": "٣३𝟑", "5": "٥५𝟓", "7": "٧७𝟕", "9": "٩९𝟗"}
+
+
+def _lookalike(d: Draw, text: str, times: int) -> str:
+    """``text`` with ``times`` of its Latin letters or digits written in another script's look-alike."""
+    spots = [i for i, ch in enumerate(text) if ch in HOMOGLYPHS]
+    for at in d.subset(spots, 0, min(times, len(spots))) if spots else []:
+        text = text[:at] + d.choice(HOMOGLYPHS[text[at]]) + text[at + 1:]
+    return text
+
+
+@mutation("invisible_lookalike_letters", correct=True)
+def _invisible_lookalike_letters(f: EpisodeFacts, d: Draw):
+    """A correct answer of another kind with some Latin letters or digits written in look-alikes (``2.9 kм``, ``٣5分钟``):
+    the user reads the same answer."""
+    made = _other_kind(f, d, True)
+    return Answer("invisible_lookalike_letters", True, _lookalike(d, made.text, d.integer(1, 6)), made.route_index,
+                  made.calls)
+
+
+@mutation("invisible_lookalikes", correct=False)
+def _invisible_lookalikes(f: EpisodeFacts, d: Draw):
+    """A wrong answer of another kind with some Latin letters or digits written in look-alikes of another script
+    (``drive or wаlk`` with a Cyrillic а): the user reads the wrong part, a parser of Latin words may not."""
+    made = _other_kind(f, d, False)
+    return Answer("invisible_lookalikes", False, _lookalike(d, made.text, d.integer(1, 6)), made.route_index,
+                  made.calls)
+
+
 # ----------------------------------------------------------------------------------------
 # Hypothesis strategies
 # ----------------------------------------------------------------------------------------

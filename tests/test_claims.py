@@ -150,5 +150,34 @@ def test_reading_without_markdown_only_removes(text):
 
     plain = plain_answer(text)
     assert isinstance(plain, str) and len(plain) <= len(text)
-    if not any(ch in text for ch in "*_~`#>["):
+    if not any(ch in text for ch in "*_~`#>[") and text.isascii():
         assert plain == text
+
+
+@pytest.mark.parametrize("text, plain", [
+    ("大约25分钟或35\u200b分钟", "大约25分钟或35分钟"), ("3\u2060 5公里", "3 5公里"), ("走\u3164高速", "走高速"),
+    ("drive or wаlk", "drive or walk"), ("avοιds highways", "avoids highways"), ("坐2०6路", "坐206路"),
+    ("𝟏27.5 km", "127.5 km"), ("Москва", "Москва"), ("\U000e0041\U000e0042tag", "tag"), ("a\u202eb", "ab"),
+])
+def test_the_answer_is_read_as_the_user_sees_it(text, plain):
+    """Characters nobody sees hid a wrong amount from the parser (25分钟或35\u200b分钟 was read as 25 minutes alone),
+    look-alike letters a wrong travel mode (wаlk with a Cyrillic а); a word of another script stays."""
+    from mobility_env.answer_text import plain_answer
+
+    assert plain_answer(text) == plain
+
+
+INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u202a\u202e\u2066\u034f\ufe0f\U000e0020\u3164\u2800"
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.text(alphabet=st.sampled_from(list("*_~`#>[]()\n 天安门5a-℃")) | st.characters(), max_size=200),
+       st.lists(st.tuples(st.integers(0, 200), st.sampled_from(INVISIBLE)), max_size=6))
+def test_invisible_characters_change_nothing(text, inserted):
+    """Put invisible characters anywhere in any text: it is read as without them."""
+    from mobility_env.answer_text import plain_answer
+
+    spiked = text
+    for at, char in inserted:
+        spiked = spiked[:at] + char + spiked[at:]
+    assert plain_answer(spiked) == plain_answer(text)

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from answer_mutators import Draw, HypothesisDraw, RandomDraw
+from answer_mutators import BLANK_FILLERS, ZERO_WIDTH, Draw, HypothesisDraw, RandomDraw, _lookalike, _sprinkled
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -344,6 +344,10 @@ PARAPHRASES: dict[str, tuple[Callable[[Facts], bool], Callable[[Facts, Draw], st
     "markdown": (lambda f: True, markdown),
     "negation": (lambda f: f.vocabulary is not None, negation),
     "far_negation": (lambda f: f.vocabulary is not None, lambda f, draw: negation(f, draw, FAR_DENIALS)),
+    # what the user reads is the honest answer: zero-width characters anywhere, Latin letters in look-alikes
+    "invisible_chars": (lambda f: True, lambda f, draw: _sprinkled(
+        draw, realistic(f, draw), ZERO_WIDTH, draw.integer(1, 4), after_numbers=True)),
+    "lookalikes": (lambda f: True, lambda f, draw: _lookalike(draw, realistic(f, draw), draw.integer(1, 6))),
 }
 DENIED_BY_DESIGN: set[str] = set()  # paraphrases the verifier may deny by design (none since verdict version 6)
 
@@ -424,7 +428,20 @@ ATTACKS: dict[str, tuple[Callable[[Facts], bool], Callable[[Facts, Draw], str]]]
     "inside_longer_number": (lambda f: any(g[0][:1].isdigit() for g, _ in f.groups), inside_longer_number),
     "vocabulary": (lambda f: f.vocabulary is not None, vocabulary),
     "records": (lambda f: bool(answer_distractors(f.task)), records),
+    # the attacks above with their wrong part hidden from a parser but not from the user (35\u200b分钟, wаlk)
+    "invisible_hedge": (lambda f: bool(_attacks_for(f)), lambda f, draw: _sprinkled(
+        draw, _an_attack(f, draw), ZERO_WIDTH + BLANK_FILLERS, draw.integer(1, 3), after_numbers=True)),
+    "lookalike_hedge": (lambda f: bool(_attacks_for(f)), lambda f, draw: _lookalike(
+        draw, _an_attack(f, draw), draw.integer(1, 6))),
 }
+
+
+def _attacks_for(f: Facts) -> list[Callable[[Facts, Draw], str]]:
+    return [make for kind, (applies, make) in ATTACKS.items() if "hedge" not in kind and applies(f)]
+
+
+def _an_attack(f: Facts, draw: Draw) -> str:
+    return draw.choice(_attacks_for(f))(f, draw)
 
 
 # ------------------------------------------------------------------------------------------- properties
