@@ -278,8 +278,9 @@ class MobilityEnv(gym.Env[str, Any]):
       free-flowing road no longer passes as a claim of it, and ``没怎么见到小雨`` after the true weather
       is no longer denied; the answer is read as the user sees it, without invisible characters
       (``25分钟或35\u200b分钟`` passed as 25 minutes) and with look-alike letters and digits read as
-      the Latin ones they show (``wаlk`` with a Cyrillic а). Runs scored with version 2 resume only
-      with ``--force-resume``.
+      the Latin ones they show (``wаlk`` with a Cyrillic а), and English amounts spelled in words
+      are read (``25 minutes or thirty-five minutes`` passed as 25 minutes). Runs scored with
+      version 2 resume only with ``--force-resume``.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}

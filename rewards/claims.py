@@ -36,7 +36,7 @@ from functools import lru_cache
 
 from mobility_env.answer_text import EN_FAR_DENIAL, ZH_FAR_DENIAL
 
-from .units import arabize
+from .units import arabize, spelled_numbers
 
 NEGATION = r"(?:不是|不会|不太|不算|没有|没|无|并非|并不|不)"
 _EN_NEGATION = r"(?:not|no|isn't|isnt|won't|wont|without|never|aren't)"
@@ -59,7 +59,7 @@ def _decimal(match: re.Match[str]) -> str:
 @lru_cache(maxsize=512)
 def normalize_answer(text: str) -> str:
     """The answer with numerals, units and line names in one spelling (see the module docstring)."""
-    text = unicodedata.normalize("NFKC", text if isinstance(text, str) else "")
+    text = spelled_numbers(unicodedata.normalize("NFKC", text if isinstance(text, str) else ""))
     text = _CN_DECIMAL.sub(_decimal, text)
     text = arabize(text)
     text = _HM.sub(lambda m: f"{m.group(1)}h{m.group(2)}min", text)

@@ -82,6 +82,47 @@ def arabize(text: str) -> str:
     return _CN_NUMBER.sub(replace, text)
 
 
+_EN_ONES = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+            "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+            "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
+            "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+_EN_WORD = "|".join(sorted(_EN_ONES, key=len, reverse=True))
+_EN_SEQUENCE = rf"(?:an?|{_EN_WORD})(?:[\s-]+(?:{_EN_WORD}|hundred|thousand|and))*"
+_EN_UNIT = r"(?:minutes?|mins?|hours?|hrs?|seconds?|secs?|kilomet(?:er|re)s?|km|met(?:er|re)s?|degrees?|yuan)"
+_EN_NUMBER = re.compile(rf"\b({_EN_SEQUENCE})(?=[\s-]+{_EN_UNIT}\b)", re.IGNORECASE)
+_EN_AND_A_HALF = re.compile(rf"\b({_EN_SEQUENCE})\s+and\s+a\s+half\s+hours?\b", re.IGNORECASE)
+_EN_FRACTIONS = ((re.compile(r"\ban?\s+hour\s+and\s+a\s+half\b", re.IGNORECASE), "90 minutes"),
+                 (re.compile(r"\bhalf\s+an\s+hour\b", re.IGNORECASE), "30 minutes"),
+                 (re.compile(r"\bthree\s+quarters\s+of\s+an\s+hour\b", re.IGNORECASE), "45 minutes"),
+                 (re.compile(r"\b(?:a\s+)?quarter\s+of\s+an\s+hour\b", re.IGNORECASE), "15 minutes"))
+
+
+def _english_value(words: str) -> int:
+    total, current = 0, 0
+    for word in re.split(r"[\s-]+", words.lower()):
+        if word in ("a", "an"):
+            current += 1
+        elif word in _EN_ONES:
+            current += _EN_ONES[word]
+        elif word == "hundred":
+            current = max(current, 1) * 100
+        elif word == "thousand":
+            total, current = (total + max(current, 1)) * 1000, 0
+    return total + current
+
+
+def spelled_numbers(text: str) -> str:
+    """English amounts spelled in words, in digits (``thirty-five minutes`` -> ``35 minutes``, ``an hour and a half``
+    -> ``90 minutes``, ``two hundred metres`` -> ``200 metres``): a number word counts only before a unit. Left
+    spelled, a wrong amount hid from the parser (``25 minutes or thirty-five minutes`` passed as 25 minutes)."""
+    if not any("a" <= ch <= "z" or "A" <= ch <= "Z" for ch in text):
+        return text
+    for pattern, value in _EN_FRACTIONS:
+        text = pattern.sub(value, text)
+    text = _EN_AND_A_HALF.sub(lambda m: f"{_english_value(m.group(1))}.5 hours", text)
+    return _EN_NUMBER.sub(lambda m: str(_english_value(m.group(1))), text)
+
+
 def _number(text: str) -> float:
     return float(text.replace(",", ""))
 
@@ -207,7 +248,7 @@ def _duration_unit(word: str) -> float:
 def parse_durations(text: str) -> tuple[Quantity, ...]:
     """Durations stated in ``text``, in seconds, in order; adjacent parts are summed.
 
-    ``1小时49分钟`` is one duration (6,540 s); ``约37分钟，另一条42分钟`` is two. Clock times are
+    ``1小时49分钟`` (and ``2 hours and 41 minutes``) is one duration (6,540 s); ``约37分钟，另一条42分钟`` is two. Clock times are
     masked first, so ``11点23分`` is not a duration.
     """
     text = arabize(text)
@@ -225,7 +266,7 @@ def parse_durations(text: str) -> tuple[Quantity, ...]:
                 amount, decimals = amount + 0.5, 1
         seconds = amount * unit
         gap = text[last_end:match.start()]
-        if quantities and last_end >= 0 and not gap.strip(" 又零") and unit < quantities[-1].unit:
+        if quantities and last_end >= 0 and gap.strip(" 又零,").lower() in ("", "and") and unit < quantities[-1].unit:
             prev = quantities[-1]
             quantities[-1] = Quantity(prev.value + seconds, unit, decimals, prev.start)
         else:

@@ -233,6 +233,22 @@ def relative_error(value: float, actual: float) -> float:
     return abs(value - actual) / actual if actual else float("inf")
 
 
+_EN_ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+            "seventeen eighteen nineteen").split()
+_EN_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+
+def en_words(n: int) -> str:
+    """``n`` (0-9999) in English words: 35 -> thirty-five, 120 -> one hundred and twenty."""
+    if n < 20:
+        return _EN_ONES[n]
+    if n < 100:
+        return _EN_TENS[n // 10 - 2] + (f"-{_EN_ONES[n % 10]}" if n % 10 else "")
+    if n < 1000:
+        return f"{_EN_ONES[n // 100]} hundred" + (f" and {en_words(n % 100)}" if n % 100 else "")
+    return f"{en_words(n // 1000)} thousand" + (f" {en_words(n % 1000)}" if n % 1000 else "")
+
+
 def _distance_forms(metres: float, lang: str) -> list[Stated]:
     """Ways to state ``metres`` (whether each is correct is decided by the caller)."""
     km1, km2, whole = round(metres / 1000, 1), round(metres / 1000, 2), round(metres)
@@ -246,6 +262,10 @@ def _distance_forms(metres: float, lang: str) -> list[Stated]:
     km0 = round(metres / 1000)
     if km0:
         forms.append(Stated(f"{km0}{km_units[0]}", km0 * 1000, 1000, _trailing(km0, 1000)))
+        if lang == "en" and km0 < 10000:  # spelled: twelve kilometres
+            forms.append(Stated(f"{en_words(km0)} kilometres", km0 * 1000, 1000, _trailing(km0, 1000)))
+    if lang == "en" and whole < 10000:
+        forms.append(Stated(f"{en_words(whole)} metres", whole, 1, _trailing(whole, 1)))
     return forms
 
 
@@ -312,6 +332,18 @@ def _duration_forms(seconds: float, lang: str) -> list[Stated]:
             if value:
                 forms += [_hours_form(f"{value:g} {'hours' if value != 1 else 'hour'}", value),
                           _hours_form(f"{value:g} hrs", value)]
+        # spelled: thirty-five minutes, one hour and twelve minutes, an hour, half an hour, two and a half hours
+        if total < 10000:
+            forms.append(Stated(f"{en_words(total)} minutes", total * 60, 60, _trailing(total, 60)))
+        if hours and hours < 100:
+            plural = "s" if hours > 1 else ""
+            forms.append(Stated(f"{en_words(hours)} hour{plural} and {en_words(minutes)} minutes" if minutes
+                                else f"{en_words(hours)} hour{plural}", total * 60, 60, hm))
+        whole_hours = round(seconds / 3600)
+        if whole_hours == 1:
+            forms.append(_hours_form("an hour", 1))
+        forms += [Stated(t, v, 1800)
+                  for t, v in (("half an hour", 1800), ("an hour and a half", 5400), ("two and a half hours", 9000))]
     return forms
 
 

@@ -181,3 +181,20 @@ def test_invisible_characters_change_nothing(text, inserted):
     for at, char in inserted:
         spiked = spiked[:at] + char + spiked[at:]
     assert plain_answer(spiked) == plain_answer(text)
+
+
+@pytest.mark.parametrize("text, durations, distances", [
+    ("25 minutes or thirty-five minutes", [1500, 2100], []), ("about half an hour", [1800], []),
+    ("an hour and a half", [5400], []), ("two and a half hours", [9000], []), ("It takes an hour", [3600], []),
+    ("two hours and forty-one minutes", [9660], []), ("one hour, twelve minutes", [4320], []),
+    ("one hundred and twenty kilometres", [], [120000]), ("two thousand five hundred meters", [], [2500]),
+    ("the first one is fine", [], []), ("a few minutes", [], []), ("Take bus one", [], []),
+])
+def test_amounts_spelled_in_english_are_read(text, durations, distances):
+    """A wrong amount spelled in words hid from the parser (25 minutes or thirty-five minutes passed as 25
+    minutes); a number word counts only before a unit (one of the routes is no amount)."""
+    from mobility_rewards.units import parse_distances, parse_durations
+
+    normalized = normalize_answer(text)
+    assert [round(q.value) for q in parse_durations(normalized)] == durations
+    assert [round(q.value) for q in parse_distances(normalized)] == distances
