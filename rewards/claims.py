@@ -33,6 +33,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import cast
 
 from mobility_env.answer_text import EN_FAR_DENIAL, ZH_FAR_DENIAL
 
@@ -236,7 +237,7 @@ _UNIT_RE = {
     "duration": r"个?小时|钟头|分钟|分(?!之)|秒钟?|hours?|hrs?|h(?![a-z])|minutes?|mins?|seconds?|secs?",
     "money": r"元|块钱|块|yuan",
 }
-_OR = r"(?:或者|或是|或|还是|要么|\bor\b)"
+_OR = r"(?:或者|或是|或|还是|要么|\band\s*/\s*or\b|\bor\s*/\s*and\b|\bor\b)"
 _RANGE = r"(?:到|至|~|～|-|–|—|\bto\b)"
 
 
@@ -252,7 +253,8 @@ def _unit_size(kind: str, unit: str) -> float:
 def hedged_quantities(text: str) -> tuple[tuple[str, float, float], ...]:
     """``(kind, value, other value)`` for each quantity stated as a range or as alternatives.
 
-    ``12到15公里``, ``12-15 km``, ``12.3公里或20公里``, ``35 or 50 minutes``; kinds are
+    ``12到15公里``, ``12-15 km``, ``12.3公里或20公里``, ``35 or 50 minutes``, ``35 and/or 50 minutes``,
+    ``between 35 and 50 minutes``; kinds are
     ``distance`` (m), ``duration`` (s) and ``money`` (yuan). Two spellings of one value
     (``2小时或120分钟``) are not a hedge.
     """
@@ -260,13 +262,16 @@ def hedged_quantities(text: str) -> tuple[tuple[str, float, float], ...]:
     found = []
     for kind, units in _UNIT_RE.items():
         pattern = (rf"(?<![\d.:])(\d+(?:\.\d+)?)\s*({units})?\s*[，,]?\s*(?:{_OR}|{_RANGE})\s*(?:是\s*)?"
-                   rf"(?:约|大约|大概|about\s)?\s*(\d+(?:\.\d+)?)\s*({units})")
+                   rf"(?:约|大约|大概|about\s)?\s*(\d+(?:\.\d+)?)\s*({units})|"
+                   rf"\bbetween\s+(\d+(?:\.\d+)?)\s*({units})?\s*and\s+(\d+(?:\.\d+)?)\s*({units})")
         for match in re.finditer(pattern, text, re.IGNORECASE):
-            if re.search(r"\d\s*[:：]\s*$", text[:match.start(1)]):
+            at = 0 if match.group(3) is not None else 4  # the between-and alternative numbers its groups 5-8
+            low, low_unit, high, high_unit = (cast(str, match.group(at + i)) for i in range(1, 5))
+            if re.search(r"\d\s*[:：]\s*$", text[:match.start(at + 1)]):
                 continue  # "11:30-12:00" is a clock range, judged by the clock checks
-            second = _unit_size(kind, match.group(4))
-            first = _unit_size(kind, match.group(2)) if match.group(2) else second
-            a, b = float(match.group(1)) * first, float(match.group(3)) * second
+            second = _unit_size(kind, high_unit)
+            first = _unit_size(kind, low_unit) if low_unit else second
+            a, b = float(low) * first, float(high) * second
             if abs(a - b) > 0.05 * max(abs(a), abs(b), 1e-9):
                 found.append((kind, a, b))
     return tuple(found)

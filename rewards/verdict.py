@@ -40,7 +40,8 @@ from typing import Any, Mapping, NamedTuple
 #: the answer is read as the user sees it (mobility_env.answer_text.plain_answer): invisible characters removed
 #: (25分钟或35\u200b分钟 passed as 25 minutes alone) and look-alike letters and digits of other scripts read as the Latin
 #: ones they show (drive or wаlk with a Cyrillic а, 2०6路); English amounts spelled in words are read
-#: (25 minutes or thirty-five minutes passed as 25 minutes; two hours and forty-one minutes is one duration).
+#: (25 minutes or thirty-five minutes passed as 25 minutes; two hours and forty-one minutes is one duration);
+#: ``hedge`` reads English ranges and alternatives (between 25 and 35 minutes, 25 and/or 35 minutes passed).
 VERDICT_VERSION = 3
 _TEXT_LIMIT = 300
 

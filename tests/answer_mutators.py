@@ -1375,7 +1375,7 @@ def _hedge_two_values(f: EpisodeFacts, d: Draw):
     def build(right: str, wrong: str, lang: str) -> str:
         a, b = d.shuffled([right, wrong])
         if lang == "en":
-            return f"{a} or {b}"
+            return d.choice((f"{a} or {b}", f"{a} and/or {b}"))
         return d.choice((f"{a}或{b}", f"{a}或者{b}", f"{a}，也可能是{b}"))
     return _route_with_wrong_quantity(f, d, build)
 
@@ -1407,7 +1407,8 @@ def _hedge_range(f: EpisodeFacts, d: Draw):
         return route_answer(f, d, lang, distance=text)
     minutes = round(option.duration_s / 60)
     low, high = sorted((minutes, round(_range_end(d, minutes, option.duration_s, 60, 0))))
-    text = f"{low}到{high}分钟" if lang == "zh" else f"{low}-{high} minutes"
+    english = (f"{low}-{high} minutes", f"between {low} and {high} minutes")
+    text = f"{low}到{high}分钟" if lang == "zh" else d.choice(english)
     return route_answer(f, d, lang, duration=text)
 
 

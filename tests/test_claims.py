@@ -198,3 +198,13 @@ def test_amounts_spelled_in_english_are_read(text, durations, distances):
     normalized = normalize_answer(text)
     assert [round(q.value) for q in parse_durations(normalized)] == durations
     assert [round(q.value) for q in parse_distances(normalized)] == distances
+
+
+@pytest.mark.parametrize("text, hedged", [
+    ("25 and/or 35 minutes", True), ("between 25 and 35 minutes", True), ("between 12.5 and 15 km", True),
+    ("2小时或120分钟", False), ("11:30-12:00", False), ("take bus 25 and 35 minutes later", False),
+])
+def test_english_alternatives_and_ranges_are_hedges(text, hedged):
+    """`between 25 and 35 minutes` and `25 and/or 35 minutes` passed as the one value with a unit (found by probing
+    the hedge check with the ways English writes a range)."""
+    assert bool(hedged_quantities(text)) == hedged
