@@ -87,10 +87,11 @@ _EN_ONES = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "si
             "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
             "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
 _EN_WORD = "|".join(sorted(_EN_ONES, key=len, reverse=True))
-_EN_SEQUENCE = rf"(?:an?|{_EN_WORD})(?:[\s-]+(?:{_EN_WORD}|hundred|thousand|and))*"
-_EN_UNIT = r"(?:minutes?|mins?|hours?|hrs?|seconds?|secs?|kilomet(?:er|re)s?|km|met(?:er|re)s?|degrees?|yuan)"
-_EN_NUMBER = re.compile(rf"\b({_EN_SEQUENCE})(?=[\s-]+{_EN_UNIT}\b)", re.IGNORECASE)
-_EN_AND_A_HALF = re.compile(rf"\b({_EN_SEQUENCE})\s+and\s+a\s+half\s+hours?\b", re.IGNORECASE)
+# a maximal run of number words (possessive: a run that is no amount is given up at once, never re-read from inside)
+_EN_RUN = re.compile(rf"\b(?:an?|{_EN_WORD})\b(?:[\s-]+(?:{_EN_WORD}|hundred|thousand|and)\b)*+", re.IGNORECASE)
+_EN_UNIT_AFTER = re.compile(r"[\s-]+(?:minutes?|mins?|hours?|hrs?|seconds?|secs?|kilomet(?:er|re)s?|km|met(?:er|re)s?|"
+                            r"degrees?|yuan)\b", re.IGNORECASE)
+_EN_HALF_HOURS_AFTER = re.compile(r"\s+a\s+half\s+hours?\b", re.IGNORECASE)
 _EN_FRACTIONS = ((re.compile(r"\ban?\s+hour\s+and\s+a\s+half\b", re.IGNORECASE), "90 minutes"),
                  (re.compile(r"\bhalf\s+an\s+hour\b", re.IGNORECASE), "30 minutes"),
                  (re.compile(r"\bthree\s+quarters\s+of\s+an\s+hour\b", re.IGNORECASE), "45 minutes"),
@@ -119,8 +120,19 @@ def spelled_numbers(text: str) -> str:
         return text
     for pattern, value in _EN_FRACTIONS:
         text = pattern.sub(value, text)
-    text = _EN_AND_A_HALF.sub(lambda m: f"{_english_value(m.group(1))}.5 hours", text)
-    return _EN_NUMBER.sub(lambda m: str(_english_value(m.group(1))), text)
+    out, done = [], 0
+    for run in _EN_RUN.finditer(text):  # linear: each run is read once
+        words = run.group(0)
+        if re.search(r"[\s-]and$", words, re.IGNORECASE):  # two and | a half hours
+            half = _EN_HALF_HOURS_AFTER.match(text, run.end())
+            if half is None:
+                continue
+            out += [text[done:run.start()], f"{_english_value(words)}.5 hours"]
+            done = half.end()
+        elif _EN_UNIT_AFTER.match(text, run.end()):
+            out += [text[done:run.start()], str(_english_value(words))]
+            done = run.end()
+    return "".join(out) + text[done:] if out else text
 
 
 def _number(text: str) -> float:
