@@ -274,13 +274,18 @@ class MobilityEnv(gym.Env[str, Any]):
       ``VERDICT_VERSION``'s history. Runs scored with version 1 resume only with ``--force-resume``;
       ``mobility-env eval`` rescores them.
     * v0, verdict_version 3: weather conditions and traffic states denied from a distance are read
-      with the patterns MobilePA-v0 uses too (``mobility_env.answer_text``): ``没怎么见到畅通`` on a
+      with the patterns MobilePA-v0 uses too (``mobility_env.reading.text``): ``没怎么见到畅通`` on a
       free-flowing road no longer passes as a claim of it, and ``没怎么见到小雨`` after the true weather
       is no longer denied; the answer is read as the user sees it, without invisible characters
       (``25分钟或35\u200b分钟`` passed as 25 minutes) and with look-alike letters and digits read as
       the Latin ones they show (``wаlk`` with a Cyrillic а), and English amounts spelled in words
       are read (``25 minutes or thirty-five minutes`` passed as 25 minutes). Runs scored with
       version 2 resume only with ``--force-resume``.
+    * v0, verdict_version 4: answers are read by the kernel's one reader (``mobility_env.reading``):
+      Traditional script, travel modes, weather phenomena, traffic phrases and units outside the old
+      word lists, unitless alternatives as hedges, step-by-step directions checked step by step, and
+      several-day forecasts day by day (see ``VERDICT_VERSION``'s history). Runs scored with version 3
+      resume only with ``--force-resume``; ``mobility-env eval`` rescores them.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}

@@ -86,6 +86,7 @@ class StepView(NamedTuple):
     road: str
     distance: Any
     duration: Any
+    instruction: str = ""  # the step's own words (沿X向东行驶3.9千米右转), '' when not recorded
 
 
 class PathView(NamedTuple):
@@ -175,10 +176,11 @@ def _path(index: int, path: dict[str, Any]) -> PathView:
     steps = []
     for step in _dicts(path.get("steps")):
         step_cost = _dict(step.get("cost"))
-        road = step.get("road_name")
+        road, instruction = step.get("road_name"), step.get("instruction")
         steps.append(StepView(road if isinstance(road, str) else "",
                               step.get("step_distance", step.get("distance")),
-                              step_cost.get("duration") if step_cost else step.get("duration")))
+                              step_cost.get("duration") if step_cost else step.get("duration"),
+                              instruction if isinstance(instruction, str) else ""))
     return PathView(index, path.get("distance"), duration, cost, tuple(steps))
 
 

@@ -29,151 +29,28 @@ Distances, durations and temperatures come from :mod:`mobility_rewards.units` (a
 
 from __future__ import annotations
 
+import bisect
 import re
-import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import cast
 
-from mobility_env.answer_text import EN_FAR_DENIAL, ZH_FAR_DENIAL
+from mobility_env.reading import vocabulary
+# normalisation and clock times are the kernel's (one copy for both suites), imported here under their old names too
+from mobility_env.reading.clock import ClockClaim, clock_claims, clock_matches  # noqa: F401
+from mobility_env.reading.lexicon import Lexicon
+from mobility_env.reading.normalized import normalize_answer
+from mobility_env.reading.text import EN_FAR_DENIAL, ZH_FAR_DENIAL
 
-from .units import arabize, spelled_numbers
+from .units import distance_factor, unit_alternation
 
 NEGATION = r"(?:不是|不会|不太|不算|没有|没|无|并非|并不|不)"
 _EN_NEGATION = r"(?:not|no|isn't|isnt|won't|wont|without|never|aren't)"
 
-# ------------------------------------------------------------------ normalisation
-_CN_DIGIT = "零〇一二两三四五六七八九"
-_CN_ANY = "零〇一二两三四五六七八九十百千万"
-_CN_DECIMAL = re.compile(rf"([{_CN_ANY}]+)点([{_CN_DIGIT}]+)(?=\s*(?:公里|千米|米|个?小时|钟头|km|度|℃|元|块|万))")
-_DIGIT_OF = {c: str(i) for i, c in enumerate("零一二三四五六七八九")} | {"〇": "0", "两": "2"}
-_HM = re.compile(r"(\d+(?:\.\d+)?)\s*h(?:ours?|rs?)?\s*(\d+)\s*m(?:in(?:ute)?s?)?(?![a-z])", re.IGNORECASE)
-_LINE_EN = re.compile(r"\b(?:metro\s+|subway\s+)?line\s*(?:no\.?\s*)?(\d+)\b", re.IGNORECASE)
-_BUS_EN = re.compile(r"\bbus\s*(?:no\.?\s*|route\s*)?(\d+)\b", re.IGNORECASE)
-
-
-def _decimal(match: re.Match[str]) -> str:
-    whole = arabize(match.group(1))
-    return f"{whole}." + "".join(_DIGIT_OF.get(c, c) for c in match.group(2))
-
-
-@lru_cache(maxsize=512)
-def normalize_answer(text: str) -> str:
-    """The answer with numerals, units and line names in one spelling (see the module docstring)."""
-    text = spelled_numbers(unicodedata.normalize("NFKC", text if isinstance(text, str) else ""))
-    text = _CN_DECIMAL.sub(_decimal, text)
-    text = arabize(text)
-    text = _HM.sub(lambda m: f"{m.group(1)}h{m.group(2)}min", text)
-    text = _LINE_EN.sub(lambda m: f"{m.group(1)}号线", text)
-    return _BUS_EN.sub(lambda m: f"{m.group(1)}路", text)
-
-
-# ------------------------------------------------------------------ clock times
-@dataclass(frozen=True)
-class ClockClaim:
-    """A stated clock time: minutes after midnight, whether its period is known, its role."""
-
-    minutes: int
-    definite: bool  # a period word, am/pm, or an unambiguous 24-hour time
-    role: str  # "departure", "arrival" or ""
-    start: int
-    end: int
-
-
-_PERIODS = {"凌晨": 0, "早上": 0, "早晨": 0, "清晨": 0, "上午": 0, "中午": 12, "下午": 12, "傍晚": 12,
-            "晚上": 12, "夜里": 12, "夜间": 12, "今晚": 12, "明早": 0, "明晚": 12, "半夜": 0, "午夜": 0}
-_PERIOD = "|".join(sorted(_PERIODS, key=len, reverse=True))
-_CLOCK_COLON = re.compile(rf"({_PERIOD})?\s*(\d{{1,2}})\s*[:：]\s*(\d{{2}})(?!\d)(?:\s*([ap])\.?\s?m(?![a-z])\.?)?",
-                          re.IGNORECASE)
-_CLOCK_DIAN = re.compile(rf"({_PERIOD})?\s*(\d{{1,2}})\s*点(?![都也儿])(?!\d+\s*(?:公里|千米|米|km|度|元))"
-                         rf"\s*(整|半|一刻|三刻|(\d{{1,2}})\s*分?)?")
-_CLOCK_AMPM = re.compile(r"(?<![\d.])(\d{1,2})(?:\s*[:.]?\s*(\d{2}))?\s*([ap])\.?\s?m(?![a-z])\.?", re.IGNORECASE)
-_DEPARTURE_WORDS = re.compile(r"出发|动身|出门|启程|离开|走|开车|leave|leaving|depart|set off|head out|start", re.I)
-_ARRIVAL_WORDS = re.compile(r"到达|抵达|到|前|赶到|arriv|reach|get there|be there", re.I)
-
-
-def _hour24(period: str | None, hour: int) -> int:
-    if period in ("中午",):
-        return hour + 12 if hour < 6 else hour
-    if period in ("凌晨", "半夜", "午夜"):
-        return 0 if hour == 12 else hour
-    if period and _PERIODS[period] == 12 and hour < 12:
-        return hour + 12
-    if period and _PERIODS[period] == 0 and hour == 12:
-        return 0 if period != "上午" else 12
-    return hour
-
-
-def _role(text: str, start: int, end: int) -> str:
-    """``departure``/``arrival`` from the nearest cue word in the same clause (after the time first)."""
-    after = re.split(r"[，,。;；!！?？\n]", text[end:end + 10])[0]
-    before = re.split(r"[，,。;；!！?？\n]", text[max(0, start - 10):start])[-1]
-    dep, arr = _DEPARTURE_WORDS.search(after), _ARRIVAL_WORDS.search(after)
-    if dep or arr:
-        return "departure" if dep and (not arr or dep.start() <= arr.start()) else "arrival"
-    dep_ends = [m.end() for m in _DEPARTURE_WORDS.finditer(before)]
-    arr_ends = [m.end() for m in _ARRIVAL_WORDS.finditer(before)]
-    if dep_ends or arr_ends:
-        return "departure" if dep_ends and (not arr_ends or max(dep_ends) >= max(arr_ends)) else "arrival"
-    return ""
-
-
-@lru_cache(maxsize=512)
-def clock_claims(text: str) -> tuple[ClockClaim, ...]:
-    """Clock times in ``text`` (already :func:`normalize_answer`-ed or raw), in order."""
-    text = normalize_answer(text)
-    found: list[ClockClaim] = []
-    taken: list[tuple[int, int]] = []
-
-    def free(start: int, end: int) -> bool:
-        return not any(s < end and start < e for s, e in taken)
-
-    for match in _CLOCK_COLON.finditer(text):
-        period, hour, minute, ampm = match.group(1), int(match.group(2)), int(match.group(3)), match.group(4)
-        if hour > 24 or minute > 59:
-            continue
-        if ampm:
-            hour = (hour % 12) + (12 if ampm.lower() == "p" else 0)
-            definite = True
-        elif period:
-            hour, definite = _hour24(period, hour), True
-        else:
-            definite = hour >= 13 or hour == 0 or match.group(2).startswith("0")
-        taken.append(match.span())
-        found.append(ClockClaim((hour % 24) * 60 + minute, definite, "", *match.span()))
-    for match in _CLOCK_AMPM.finditer(text):
-        if not free(*match.span()):
-            continue
-        hour, minute = int(match.group(1)), int(match.group(2) or 0)
-        if hour > 12 or minute > 59:
-            continue
-        hour = (hour % 12) + (12 if match.group(3).lower() == "p" else 0)
-        taken.append(match.span())
-        found.append(ClockClaim(hour * 60 + minute, True, "", *match.span()))
-    for match in _CLOCK_DIAN.finditer(text):
-        if not free(*match.span()):
-            continue
-        period, hour, extra = match.group(1), int(match.group(2)), match.group(3) or ""
-        minute = {"半": 30, "一刻": 15, "三刻": 45, "整": 0}.get(extra, int(match.group(4)) if match.group(4) else 0)
-        if hour > 24 or minute > 59:
-            continue
-        definite = bool(period) or hour >= 13 or hour == 0
-        hour = _hour24(period, hour) if period else hour
-        taken.append(match.span())
-        found.append(ClockClaim((hour % 24) * 60 + minute, definite, "", *match.span()))
-    found.sort(key=lambda c: c.start)
-    return tuple(ClockClaim(c.minutes, c.definite, _role(text, c.start, c.end), c.start, c.end) for c in found)
-
-
-def clock_matches(claim: ClockClaim, expected: float, expected_definite: bool, slack: float) -> bool:
-    """Does ``claim`` state ``expected`` (minutes)? On a 24-hour dial when both are definite."""
-    period = 1440 if claim.definite and expected_definite else 720
-    diff = abs(claim.minutes - expected) % period
-    return min(diff, period - diff) <= slack
-
-
 # ------------------------------------------------------------------ money, lights, humidity
-_MONEY = re.compile(r"(?:¥|￥|RMB\s*)?(\d+(?:\.\d+)?)\s*(?:元|块钱|块|yuan|RMB|CNY)", re.IGNORECASE)
+# an amount before 元/块 is money, unless a place's word follows: 五元桥 (read 5元桥) is a bridge, not 5 yuan
+_MONEY = re.compile(r"(?:¥|￥|RMB\s*)?(\d+(?:\.\d+)?)\s*(?:元|块钱|块|yuan|RMB|CNY)(?![桥路街道巷村镇区站门庄园湾坊寺山河湖店楼厦城])",
+                    re.IGNORECASE)
 _MONEY_PREFIX = re.compile(r"(?:¥|￥|RMB|CNY)\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
 _NO_TOLL = re.compile(r"免费|不收费|无收费|没有收费|零收费|无过路费|没有过路费|不用交过路费|toll[- ]free|no tolls?|free of (?:charge|tolls)",
                       re.IGNORECASE)
@@ -233,20 +110,43 @@ _UNIT_BASE: dict[str, tuple[tuple[str, float], ...]] = {
     "money": (("元", 1.0), ("块", 1.0), ("yuan", 1.0)),
 }
 _UNIT_RE = {
-    "distance": r"公里|千米|kilomet(?:er|re)s?|km|米|met(?:er|re)s?|m(?![a-z])",
+    "distance": unit_alternation("distance"),
     "duration": r"个?小时|钟头|分钟|分(?!之)|秒钟?|hours?|hrs?|h(?![a-z])|minutes?|mins?|seconds?|secs?",
     "money": r"元|块钱|块|yuan",
 }
 _OR = r"(?:或者|或是|或|还是|要么|\band\s*/\s*or\b|\bor\s*/\s*and\b|\bor\b)"
 _RANGE = r"(?:到|至|~|～|-|–|—|\bto\b)"
+_MAYBE = r"(?:约|大约|大概|也许|可能|也可能|about\s|maybe\s|perhaps\s|possibly\s)?\s*"
+# a second value offered as a possibility: 也可能84, 或许40, maybe 40
+_HEDGE_WORD = r"(?:也|还|又)?(?:可能|或许|也许)(?:是|要|会|需要)?\s*|(?:or\s+)?(?:maybe|possibly|perhaps)\s+"
+# a number that nothing follows (no unit, no label word): the end, punctuation, or a word of vagueness
+_NOTHING_AFTER = r"\s*(?:$|[，,。;；!！?？)）]|\.(?!\d)|左右|吧|的样子|上下|\bor\b|\bso\b|\bthen\b)"
 
 
 def _unit_size(kind: str, unit: str) -> float:
     unit = unit.lower()
+    if kind == "distance":
+        return distance_factor(unit)
     for prefix, size in _UNIT_BASE[kind]:
         if unit.startswith(prefix):
             return size
     return 1.0
+
+
+_HEDGE_JOINER = re.compile(r"\d[^\d]{0,24}?(?:或|还是|要么|到|至|~|～|-|–|—|可能|或许|也许|\bor\b|\bto\b|\bbetween\b|maybe|"
+                           r"possibly|perhaps)|\bbetween\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def _hedge_patterns() -> dict[str, re.Pattern[str]]:
+    """Per quantity kind: two values joined as a range, alternatives or a possibility; ``between … and …``; a value
+    and a second one without a unit (compiled once, on first use)."""
+    return {kind: re.compile(
+        rf"(?<![\d.:])(\d+(?:\.\d+)?)\s*({units})?\s*[，,]?\s*(?:{_OR}|{_RANGE}|{_HEDGE_WORD})\s*(?:是\s*)?"
+        rf"(?:约|大约|大概|about\s)?\s*(\d+(?:\.\d+)?)\s*({units})|"
+        rf"\bbetween\s+(\d+(?:\.\d+)?)\s*({units})?\s*and\s+(\d+(?:\.\d+)?)\s*({units})|"
+        rf"(?<![\d.:])(\d+(?:\.\d+)?)\s*({units})\s*[，,]?\s*(?:{_OR}\s*(?:是\s*)?{_MAYBE}|{_HEDGE_WORD})"
+        rf"(\d+(?:\.\d+)?)(?={_NOTHING_AFTER})", re.IGNORECASE) for kind, units in _UNIT_RE.items()}
 
 
 @lru_cache(maxsize=512)
@@ -259,14 +159,18 @@ def hedged_quantities(text: str) -> tuple[tuple[str, float, float], ...]:
     (``2小时或120分钟``) are not a hedge.
     """
     text = normalize_answer(text)
-    found = []
-    for kind, units in _UNIT_RE.items():
-        pattern = (rf"(?<![\d.:])(\d+(?:\.\d+)?)\s*({units})?\s*[，,]?\s*(?:{_OR}|{_RANGE})\s*(?:是\s*)?"
-                   rf"(?:约|大约|大概|about\s)?\s*(\d+(?:\.\d+)?)\s*({units})|"
-                   rf"\bbetween\s+(\d+(?:\.\d+)?)\s*({units})?\s*and\s+(\d+(?:\.\d+)?)\s*({units})")
-        for match in re.finditer(pattern, text, re.IGNORECASE):
-            at = 0 if match.group(3) is not None else 4  # the between-and alternative numbers its groups 5-8
-            low, low_unit, high, high_unit = (cast(str, match.group(at + i)) for i in range(1, 5))
+    found: list[tuple[str, float, float]] = []
+    if not _HEDGE_JOINER.search(text):  # no word that joins two values: no hedge (one C-level scan)
+        return ()
+    for kind, pattern in _hedge_patterns().items():
+        for match in pattern.finditer(text):
+            if match.group(9) is not None:  # 32分钟或48: the unitless alternative is read in the first value's unit
+                low, low_unit, high = match.group(9, 10, 11)
+                high_unit = low_unit
+                at = 8
+            else:
+                at = 0 if match.group(3) is not None else 4  # the between-and alternative numbers its groups 5-8
+                low, low_unit, high, high_unit = (cast(str, match.group(at + i)) for i in range(1, 5))
             if re.search(r"\d\s*[:：]\s*$", text[:match.start(at + 1)]):
                 continue  # "11:30-12:00" is a clock range, judged by the clock checks
             second = _unit_size(kind, high_unit)
@@ -278,47 +182,19 @@ def hedged_quantities(text: str) -> tuple[tuple[str, float, float], ...]:
 
 
 # ------------------------------------------------------------------ weather conditions
-#: canonical condition -> (family, spellings). A family's generic label (雨, 雪, ...) is
-#: compatible with every label of the family.
+#: canonical condition -> (family, spellings): the Amap phenomenon table (:func:`mobility_env.reading.vocabulary.
+#: weather_phenomena`). A family's generic label (雨, 雪, ...) is compatible with every label of the family.
 WEATHER_LABELS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "晴": ("sun", ("晴朗", "晴天", "晴", "sunny", "clear sky", "clear skies", "clear", "fine weather", "fair")),
-    "少云": ("cloud", ("少云", "晴间多云", "partly cloudy", "mostly sunny", "few clouds")),
-    "多云": ("cloud", ("多云", "cloudy", "mostly cloudy")),
-    "阴": ("overcast", ("阴天", "阴", "overcast", "gloomy")),
-    "雨": ("rain", ("下雨", "有雨", "降雨", "雨天", "雨", "rainy", "rain", "raining", "precipitation")),
-    "小雨": ("rain", ("毛毛雨", "小雨", "细雨", "light rain", "drizzle", "drizzling")),
-    "中雨": ("rain", ("中雨", "moderate rain")),
-    "大雨": ("rain", ("大雨", "heavy rain")),
-    "暴雨": ("rain", ("特大暴雨", "大暴雨", "暴雨", "rainstorm", "torrential rain", "downpour")),
-    "阵雨": ("rain", ("阵雨", "showers", "shower", "rain showers")),
-    "雷阵雨": ("rain", ("雷阵雨", "雷雨", "thundershowers", "thundershower", "thunderstorms", "thunderstorm")),
-    "冻雨": ("rain", ("冻雨", "freezing rain")),
-    "雨夹雪": ("sleet", ("雨夹雪", "sleet")),
-    "雪": ("snow", ("下雪", "有雪", "降雪", "雪天", "雪", "snowy", "snow", "snowing", "snowfall")),
-    "小雪": ("snow", ("小雪", "light snow", "flurries")),
-    "中雪": ("snow", ("中雪", "moderate snow")),
-    "大雪": ("snow", ("大雪", "heavy snow")),
-    "暴雪": ("snow", ("暴雪", "blizzard", "snowstorm")),
-    "阵雪": ("snow", ("阵雪", "snow showers")),
-    "雾": ("fog", ("大雾", "浓雾", "雾", "foggy", "fog", "mist", "misty")),
-    "霾": ("haze", ("雾霾", "霾", "hazy", "haze", "smog", "smoggy")),
-    "沙尘": ("dust", ("沙尘暴", "扬沙", "浮尘", "沙尘", "sandstorm", "dust", "dusty", "sand")),
-    "大风": ("wind", ("大风", "gale", "strong wind")),
-}
-GENERIC_WEATHER = {"雨": "rain", "雪": "snow", "雾": "fog", "霾": "haze", "沙尘": "dust"}
-_WEATHER_SPELLING = {s: label for label, (_, spellings) in WEATHER_LABELS.items() for s in spellings}
-_NOT_WEATHER = re.compile(r"雨伞|雨具|雨衣|雨靴|雨刷|雪糕|雪碧|雪花啤酒|阴凉|晴雨|clearly|clear of|all clear|"
-                          r"sandwich|thunderbird|rainbow|fair enough|snowboard", re.IGNORECASE)
+    p.label: (p.family, p.spellings) for p in vocabulary.weather_phenomena()}
+WEATHER_LABELS["沙尘"] = ("dust", ("沙尘", "sand"))  # the generic of its family, no label of the table
+GENERIC_WEATHER = vocabulary.weather_generics()
+_NOT_WEATHER = vocabulary.not_weather()  # 雨伞, rainbow, hail a cab: no weather (kernel data, both suites)
 
 
-def _spelling_pattern(spellings: list[str]) -> re.Pattern[str]:
-    parts = []
-    for s in sorted(spellings, key=len, reverse=True):
-        parts.append(rf"\b{re.escape(s)}\b" if s.isascii() else re.escape(s))
-    return re.compile("|".join(parts), re.IGNORECASE)
-
-
-_WEATHER_RE = _spelling_pattern(list(_WEATHER_SPELLING))
+# every spelling of every phenomenon, found in one pass, leftmost-longest (雷阵雨 before the 阵雨 inside it)
+_WEATHER_LEXICON = vocabulary.weather_lexicon()
+_CLAUSE_BREAK = re.compile(r"[，,。.;；!！?？\n]")
+_NEGATED_END = re.compile(rf"{NEGATION}$")
 _CN_NEG_BEFORE = re.compile(rf"{NEGATION}(?:是|会|再|下|有|太|怎么|见|出现|算|像|用)?$")
 _EN_NEG_BEFORE = re.compile(rf"\b{_EN_NEGATION}\s+(?:be\s+|expect\s+|any\s+|a\s+|very\s+)?(?:\w+\s+)?$", re.IGNORECASE)
 
@@ -336,7 +212,7 @@ _CLAUSE_NEGATION = re.compile(r"(不是|并非|并不是|没有|不会|\bnot\b|\
 
 
 # Denials after the word (下雨的可能性不大, rain is unlikely / not expected); those bridged to it before (不太可能出现小雨,
-# no chance at all of rain) are mobility_env.answer_text's, shared with MobilePA's verifier.
+# no chance at all of rain) are mobility_env.reading.text's, shared with MobilePA's verifier.
 _DENIED_AFTER = re.compile(r"(?:\s+(?:traffic|conditions?|weather|skies|showers?))?"
                            r"\s*(?:(?:is|are|was|will\s+be|looks?|seems?)\s+(?:unlikely|not\s+(?:expected|likely))\b|"
                            r"的?可能性?(?:不大|很小|较小|极小|很低|不高|微乎其微))", re.IGNORECASE)
@@ -367,23 +243,24 @@ def _negated(text: str, start: int, end: int | None = None) -> bool:
 def weather_claims(text: str) -> tuple[LabelClaim, ...]:
     """Weather conditions the text states (canonical labels of :data:`WEATHER_LABELS`), in order."""
     text = normalize_answer(text)
-    masked = _NOT_WEATHER.sub(lambda m: " " * len(m.group(0)), text)
+    masked = text
+    for word in _NOT_WEATHER.finditer(text):
+        masked = masked[:word.start] + " " * (word.end - word.start) + masked[word.end:]
     claims = []
-    for match in _WEATHER_RE.finditer(masked):
-        label = _WEATHER_SPELLING.get(match.group(0)) or _WEATHER_SPELLING[match.group(0).lower()]
-        claims.append(LabelClaim(label, _negated(masked, match.start(), match.end()), match.start(), match.end()))
+    for hit in _WEATHER_LEXICON.finditer(masked):
+        claims.append(LabelClaim(hit.payload.label, _negated(masked, hit.start, hit.end), hit.start, hit.end))
     return tuple(claims)
 
 
 def weather_labels_of(condition: str) -> frozenset[str]:
     """Canonical labels of an evidence condition (``小雨转多云`` -> {小雨, 多云})."""
     labels = set()
-    for part in re.split(r"转|到|~|～|/|、|,|，", condition or ""):
+    for part in re.split(r"转|到|~|～|/|、|,|，|-", condition or ""):
         part = part.strip()
         if not part:
             continue
         found = [c.label for c in weather_claims(part) if not c.negated]
-        labels.update(found)
+        labels.update(found or ([part] if part in WEATHER_LABELS else []))  # 平静, 热, 冷: the table's own labels
     return frozenset(labels)
 
 
@@ -404,35 +281,9 @@ def weather_compatible(stated: str, evidence: frozenset[str]) -> bool:
 # ------------------------------------------------------------------ traffic states
 #: phrase -> the traffic states (1 畅通, 2 缓行, 3 拥堵, 4 严重拥堵) it allows. Longest phrase wins,
 #: so negated phrases (不畅通, 一点都不堵) are read before the words inside them.
-TRAFFIC_PHRASES: dict[str, frozenset[int]] = {}
-
-
-def _phrases(states: set[int], *phrases: str) -> None:
-    for phrase in phrases:
-        TRAFFIC_PHRASES[phrase] = frozenset(states)
-
-
-_phrases({1}, "畅通", "通畅", "顺畅", "畅行", "基本畅通", "一路畅通", "顺利通行", "通行顺畅", "一点都不堵", "一点也不堵", "1点都不堵", "1点也不堵",
-         "1点儿也不堵", "1点儿都不堵",
-         "完全不堵", "不堵车", "不堵", "不拥堵", "没有拥堵", "没堵车", "没有堵车", "无拥堵", "不会堵", "路况良好", "路况很好",
-         "smooth", "smoothly", "clear", "free-flowing", "free flowing", "flowing freely", "flowing smoothly",
-         "no congestion", "no traffic jam", "no traffic jams", "no jams", "not congested", "uncongested",
-         "light traffic", "moving freely", "no delays")
-_phrases({1, 2}, "不太堵", "不怎么堵", "不算堵", "没那么堵", "不是很堵", "不太拥堵", "not very congested", "not too bad",
-         "not much traffic")
-_phrases({2}, "缓行", "行驶缓慢", "缓慢", "慢行", "有点堵", "有些堵", "稍微有点堵", "稍堵", "略堵", "轻微拥堵", "轻度拥堵",
-         "slow", "slow-moving", "slow moving", "sluggish", "slightly congested", "a bit congested",
-         "a little congested", "moderate traffic", "mild congestion", "slight congestion")
-_phrases({2, 3}, "走走停停", "比较堵", "stop-and-go", "stop and go", "busy")
-_phrases({3, 4}, "拥堵", "堵车", "堵塞", "堵", "拥挤", "很堵", "congested", "congestion", "jammed", "traffic jam",
-         "jam", "jams", "heavy traffic", "backed up")
-_phrases({4}, "严重拥堵", "严重堵塞", "严重堵车", "非常堵", "特别堵", "堵死", "堵得厉害", "堵得很厉害", "水泄不通",
-         "severe congestion", "severely congested", "gridlock", "gridlocked", "standstill", "bumper-to-bumper",
-         "bumper to bumper")
-_phrases({2, 3, 4}, "不畅通", "不通畅", "不顺畅", "不太畅通", "不太顺畅", "不是很畅通", "not smooth", "not clear",
-         "isn't clear", "not free-flowing", "not flowing")
-_TRAFFIC_RE = _spelling_pattern(list(TRAFFIC_PHRASES))
-TRAFFIC_STATE_NAMES = {1: "畅通", 2: "缓行", 3: "拥堵", 4: "严重拥堵"}
+TRAFFIC_PHRASES: dict[str, frozenset[int]] = vocabulary.traffic_phrases()  # the Amap codes' phrases, as data
+_TRAFFIC_LEXICON = vocabulary.traffic_lexicon()  # the longest phrase first: 不畅通 before 畅通
+TRAFFIC_STATE_NAMES = {c: n for c, n in vocabulary.traffic_state_names().items() if c}
 TRAFFIC_STATE_CODES = {name: code for code, name in TRAFFIC_STATE_NAMES.items()}
 _LOCAL = re.compile(r"局部|部分|个别|路段|段|方向|出口|入口|附近|路口|桥|some|part of|section|stretch|near|between|"
                     r"ramp|exit|direction|bound", re.IGNORECASE)
@@ -446,22 +297,29 @@ class TrafficClaim:
     start: int
 
 
+# Avoiding a state is no claim of it (避开拥堵路段, 绕开了堵车, avoiding the jams): it reads as its denial.
+_AVOIDED_BEFORE = re.compile(r"(?:避开|绕开|避免|躲避|绕过|躲开|避过)了?(?:\S{0,4}的)?$|"
+                             r"\bavoid(?:s|ing|ed)?\s+(?:the\s+|any\s+|all\s+)?$", re.IGNORECASE)
+
+
 @lru_cache(maxsize=512)
 def traffic_claims(text: str) -> tuple[TrafficClaim, ...]:
     """Traffic states the text asserts, each as the set of states its phrase allows."""
     text = normalize_answer(text)
     claims = []
-    for match in _TRAFFIC_RE.finditer(text):
-        phrase = match.group(0)
-        states = TRAFFIC_PHRASES.get(phrase) or TRAFFIC_PHRASES.get(phrase.lower()) or frozenset()
-        before = text[max(0, match.start() - 3):match.start()]
-        if (phrase.isascii() and _EN_NEG_BEFORE.search(text[max(0, match.start() - 24):match.start()])) or \
-                (not phrase.isascii() and re.search(rf"{NEGATION}$", before)) or \
-                _far_denied(text, match.start(), match.end()):
+    breaks = [m.start() for m in _CLAUSE_BREAK.finditer(text)]  # once per text, not per phrase
+    for hit in _TRAFFIC_LEXICON.finditer(text):
+        phrase, states, start, end = hit.word, hit.payload, hit.start, hit.end
+        before = text[max(0, start - 3):start]
+        if (phrase.isascii() and _EN_NEG_BEFORE.search(text[max(0, start - 24):start])) or \
+                (not phrase.isascii() and _NEGATED_END.search(before)) or \
+                _AVOIDED_BEFORE.search(text[max(0, start - 16):start]) or \
+                _far_denied(text, start, end):
             states = frozenset({1, 2, 3, 4}) - states  # "not congested" style negation of a positive phrase
-        clause_start = max(text.rfind(p, 0, match.start()) for p in "，,。.;；!！?？\n")
-        clause = text[clause_start + 1:match.end() + 6]
-        claims.append(TrafficClaim(states, phrase, bool(_LOCAL.search(clause)), match.start()))
+        before_break = bisect.bisect_left(breaks, start)
+        clause_start = breaks[before_break - 1] if before_break else -1
+        clause = text[clause_start + 1:end + 6]
+        claims.append(TrafficClaim(states, phrase, bool(_LOCAL.search(clause)), start))
     return tuple(claims)
 
 
@@ -515,8 +373,31 @@ _CONGESTION_OPPOSITE = re.compile(r"不避开拥堵|不用避开拥堵|不必避
                                   re.IGNORECASE)
 
 
+# The route described with high tolls: a toll noun with a degree and a word of amount or price, in either order
+# (收费较多, 过路费比较高, 高速费偏贵, 多收费; higher tolls, tolls are on the high side).
+_TOLL_NOUN = r"(?:收费|过路费|通行费|高速费|路桥费)"
+_TOLL_HIGH = re.compile(rf"{_TOLL_NOUN}\s*(?:会|要|也)?(?:较|比较|很|更|最|偏|有点|稍|相对|挺|蛮|非常|特别)\s*(?:多|高|贵)|"
+                        rf"(?:较|比较|很|更|偏)?(?:多|高|贵)的?{_TOLL_NOUN}|"
+                        r"(?:higher|more|high|expensive|hefty|steep)\s+tolls?|"
+                        r"tolls?\b(?:\s+[a-z]+){0,4}?\s+(?:are|is|will\s+be|would\s+be|run|come)\s+"
+                        r"(?:quite\s+|rather\s+|a\s+bit\s+)?"
+                        r"(?:on\s+the\s+high\s+side|higher|high|expensive|steep)",
+                        re.IGNORECASE)
+# The route described as slow (这条路线比较慢, 会慢一些, on the slow side)
+_ROUTE_SLOW = re.compile(r"(?:路线|这条路?|路程)(?:会|要)?(?:比较|有点|偏|相对|稍)慢|慢[一1][些点]|on the slow side|"
+                         r"(?:is|will be|would be) slower", re.IGNORECASE)
+
+
+def _congested_route(text: str) -> bool:
+    """Does the answer assert congestion along the route (a traffic claim that allows only congested states, not
+    qualified as one section): 这条路线比较拥堵, 沿途走走停停, expect heavy traffic."""
+    return any(not claim.local and claim.states and claim.states <= {2, 3, 4} and claim.states & {3, 4}
+               for claim in traffic_claims(text))
+
+
 def strategy_contradictions(text: str, strategies: frozenset[str]) -> list[str]:
-    """Phrases that recommend the opposite of the asked (canonical) driving strategies."""
+    """Phrases that recommend the opposite of the asked (canonical) driving strategies, or describe the route with
+    the property the strategy excludes (收费较多 on a fewer-tolls route, 比较拥堵 on an avoid-congestion one)."""
     found = []
     highway = highway_claims(text)
     if "不走高速" in strategies and "take" in highway:
@@ -524,23 +405,36 @@ def strategy_contradictions(text: str, strategies: frozenset[str]) -> list[str]:
     if "高速优先" in strategies and "avoid" in highway:
         found.append("avoids highways")
     normalized = normalize_answer(text)
-    if "速度最快" in strategies and _SPEED_OPPOSITE.search(normalized):
+    if "速度最快" in strategies and (_SPEED_OPPOSITE.search(normalized) or _ROUTE_SLOW.search(normalized)):
         found.append("not the fastest")
-    if "躲避拥堵" in strategies and _CONGESTION_OPPOSITE.search(normalized):
+    if "躲避拥堵" in strategies and (_CONGESTION_OPPOSITE.search(normalized) or _congested_route(text)):
         found.append("through congestion")
-    if "少收费" in strategies and _TOLL_OPPOSITE.search(normalized):
+    if "少收费" in strategies and (_TOLL_OPPOSITE.search(normalized) or _TOLL_HIGH.search(normalized)):
         found.append("more tolls")
     if "大路优先" in strategies and _MAIN_ROAD_OPPOSITE.search(normalized):
         found.append("small roads")
     return found
 
 
-_MODE_WORDS = {
-    "walking": re.compile(r"步行|走路|走过去|walk(?:ing)?\b|on foot", re.IGNORECASE),
-    "bicycling": re.compile(r"骑行|骑车|骑自行车|单车|cycl(?:e|ing)|bik(?:e|ing)|bicycl", re.IGNORECASE),
-    "transit": re.compile(r"公交|地铁|巴士|public transport|public transit|\bbus\b|subway|metro|\btransit\b", re.IGNORECASE),
-    "driving": re.compile(r"驾车|开车|自驾|\bdriv(?:e|ing)\b|by car", re.IGNORECASE),
-}
+def _mode_name(family: vocabulary.ModeFamily) -> str:
+    """The name a family is reported by: its route mode where it has exactly one (bus and metro are ``transit``)."""
+    return next(iter(family.route_modes)) if len(family.route_modes) == 1 and family.name != "taxi" else family.name
+
+
+#: reported mode name -> the route modes it describes (taxi: a driving route; rail, flight, ferry: none served here)
+MODE_ROUTES: dict[str, frozenset[str]] = {}
+for _family in vocabulary.travel_modes():
+    MODE_ROUTES[_mode_name(_family)] = MODE_ROUTES.get(_mode_name(_family), frozenset()) | _family.route_modes
+#: every word of every family (mobility_env.reading.vocabulary.travel_modes), found in one pass, leftmost-longest
+#: (电动车 is a two-wheeler, not the 动车 inside it)
+_MODE_LEXICON: Lexicon[str] = Lexicon((word, _mode_name(f)) for f in vocabulary.travel_modes() for word in f.spellings)
+# a mode word right before one of these names a place (火车站, 地铁口, 飞机场, bus stop)
+_MODE_PLACE = re.compile(r"\s*(?:%s)" % "|".join(re.escape(s) for s in vocabulary.mode_place_suffixes()), re.IGNORECASE)
+
+
+def mode_fits_route(mode: str, route_mode: str) -> bool:
+    """Whether a stated mode (a name :func:`stated_modes` reports) describes a route of ``route_mode``."""
+    return route_mode in MODE_ROUTES.get(mode, frozenset({mode}))
 
 
 # A mode named only as the alternative the answer turns down: 不推荐开车, 不太建议驾车, 比开车快, 开车不太方便,
@@ -562,9 +456,9 @@ def stated_modes(text: str) -> set[str]:
     Mode words next to each other (公交地铁, 公交或地铁, bus or subway) are read as one mention."""
     normalized = normalize_answer(text)
     courtesy = [m.span() for m in _MODE_COURTESY.finditer(normalized)]
-    mentions = sorted((m.start(), m.end(), mode) for mode, pattern in _MODE_WORDS.items()
-                      for m in pattern.finditer(normalized)
-                      if not any(a <= m.start() and m.end() <= b for a, b in courtesy))
+    mentions = [(hit.start, hit.end, hit.payload) for hit in _MODE_LEXICON.finditer(normalized)
+                if not _MODE_PLACE.match(normalized, hit.end)
+                and not any(a <= hit.start and hit.end <= b for a, b in courtesy)]
     groups: list[list[tuple[int, int, str]]] = []
     for mention in mentions:
         if groups and _MODE_JOINER.fullmatch(normalized, groups[-1][-1][1], mention[0]):
@@ -581,6 +475,39 @@ def stated_modes(text: str) -> set[str]:
                 _MODE_REJECTED_AFTER.match(normalized, end):
             continue
         found.update(mode for _, _, mode in group)
+    return found
+
+
+# Roads the answer says the route travels: after a verb of travelling, up to the next punctuation or verb of moving,
+# each item of the list (、 和 及) that ends in a road word.
+# (上 alone is no verb here: 到上海西湖天街; 走到/走去 name where one goes, not the road one takes)
+_TRAVEL_VERB = re.compile(r"沿着?|经由|经过|途经|途径|取道|转入|进入|驶入|驶上|上高架|经|走(?![到去向])|"
+                          r"\b(?:via|along|onto|take|taking)\b", re.IGNORECASE)
+_TRAVEL_SPAN_END = re.compile(r"[，,。.;；!！?？\n：:（(]|行驶|前往|出发|到达|抵达|向[东西南北]|一直|继续|然后|再|\b(?:to|and then)\b")
+_ROAD_WORD = re.compile(r"(?:高速公路|高速|快速路|快速|大道|大街|公路|国道|省道|环路|环线|高架|隧道|大桥|桥|胡同|路|街|道|巷|弄|线)$")
+# a demonstrative (这条路), a transit line (1号线, 206路, 地铁, 公交), a generic word (走高速, 沿主路) is no road's name
+_NOT_A_ROAD = re.compile(r"[这那该此的]|路线$|号线|地铁|轨道|公交|^\d+路$|^[A-Z]?\d+线$|"
+                         r"^(?:[主辅大小马公道]路|高速(?:公路)?|[国省]道|公路|快速路?|环路|高架|路|线)$")
+_VERB_PREFIX = re.compile(r"^(?:途经|途径|经过|经由|沿着?|途|经|过)+")
+
+
+def road_claims(text: str) -> list[str]:
+    """Road names the answer says the route travels (沿建设路, 经京港澳高速, 途经平长线、振兴路和福和路): each must be
+    one of the route's roads. Generic words (走高速, 沿主路), transit lines, places with a house number (经过松浦路8号)
+    and names in Latin letters (not verifiable here) are left out."""
+    normalized = normalize_answer(text)
+    found: list[str] = []
+    for verb in _TRAVEL_VERB.finditer(normalized):
+        end = _TRAVEL_SPAN_END.search(normalized, verb.end())
+        span = normalized[verb.end():end.start() if end else len(normalized)]
+        items = []
+        for item in re.split(r"[、/]|途经|途径|经过|经由|\band\b", span[:60]):
+            items += re.split(r"(?<=[路街道线桥巷速])[和及]", item)  # 振兴路和福和路: at 和 after a road word only
+        for item in items:
+            name = _VERB_PREFIX.sub("", item.strip())
+            if 2 <= len(name) <= 16 and _ROAD_WORD.search(name) and not _NOT_A_ROAD.search(name) \
+                    and re.fullmatch(r"[\u4e00-\u9fa5A-Z0-9]+", name) and name not in found:
+                found.append(name)
     return found
 
 

@@ -44,6 +44,8 @@ class RouteOption(NamedTuple):
     tolls: float | None = None  # yuan (driving)
     traffic_lights: int | None = None
     fare: float | None = None  # yuan (transit ``cost``)
+    road_parts: tuple[tuple[str, float], ...] = ()  # (road, metres) of each step that names its road
+    road_text: str = ""  # every road name and step instruction of the option: the roads it travels are named there
 
 
 _float = number  # a recorded number, None for anything else
@@ -125,7 +127,11 @@ def _path_option(path: PathView) -> RouteOption:
                        part_distances=_positive(step.distance for step in path.steps),
                        part_durations=_positive(step.duration for step in path.steps),
                        tolls=number(path.cost.get("tolls")) if path.cost else None,
-                       traffic_lights=int(lights) if lights is not None and math.isfinite(lights) else None)
+                       traffic_lights=int(lights) if lights is not None and math.isfinite(lights) else None,
+                       road_parts=tuple((step.road, metres) for step in path.steps if step.road
+                                        for metres in _positive((step.distance,))),
+                       road_text="|".join(part for step in path.steps
+                                          for part in (step.road, step.instruction) if part))
 
 
 _CYCLING_OPTION = re.compile(r"第\s*(\d+)\s*种[:：]?(.*?)(?=第\s*\d+\s*种|$)", re.S)
@@ -140,7 +146,8 @@ def _text_route_options(text: str) -> list[RouteOption]:
             index=position,
             distance_m=distances[0].value if distances else None,
             duration_s=durations[0].value if durations else None,
-            roads=tuple(r for r in re.split(r"[、,，]", roads.group(1)) if r) if roads else ()))
+            roads=tuple(r for r in re.split(r"[、,，]", roads.group(1)) if r) if roads else (),
+            road_text=body))
     return options
 
 

@@ -22,9 +22,22 @@ of the task's bucket (a missing or invalid prediction is a failure):
   ``25–30 min``, every route option's time, or a number standing alone, ``… or maybe 30``, read in the
   answer's unit, fail; amounts the user's own words state are allowed), ``no_excluded_words`` (it names
   none of ``answer_excludes``, the other choices of a fixed vocabulary, outside the gold's own
-  spellings: ``sunny, cloudy, rain`` fails, ``sunny, no rain`` passes), and the delta equals
+  spellings: ``sunny, cloudy, rain`` fails, ``sunny, no rain`` passes), ``no_other_conditions`` (no weather condition
+  or traffic state of the kernel's vocabularies — the Amap phenomenon table, everyday traffic words — that the
+  gold's contradicts: ``也会有冰雹``, ``路上车不多，很顺`` on a jammed road), ``no_other_times`` (where the gold is a
+  time of day, every time the answer states is the gold's, the user's or one of the reference answer's records:
+  ``08:00，也可能是10:00`` fails), ``no_other_identifiers`` (where the gold is a number of seven digits or more, no
+  other number of that length: ``185…95 or 185…96`` fails), and the delta equals
   ``gold_delta`` when the task gives one. The user's words quoted back verbatim are no claim (they
   neither name the gold nor hedge).
+
+**The outcome stated** (``outcome_stated``, any bucket): where the trajectory tells whether the requested change was
+made — a task with a non-empty ``gold_delta`` (made: every gold delta row is in the final ``D_T − D_0``, the rows
+``state_delta`` compares), a ``tool_call`` task whose gold calls change state (made: each gold call succeeded) or a
+sub-agent task (made: its agent's entry tool took the task) — the answer must not claim the opposite
+(:func:`~mobility_env.mobilepa.outcome_claims.claimed_outcome`, the user's own words set aside): "sorry, it failed,
+nothing was changed" after the change was made fails, and so does "done, I've updated it" when it was not. An answer
+that claims neither passes.
 
 **Capability gates** (issue 15) sit on top of the bucket: a memory task also needs ``memory_retrieved``
 (every gold memory came back among a successful ``search_memory``'s first five results or from a ``get_memory``) and
@@ -47,16 +60,22 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import AbstractSet, Any, Mapping
 
 from mobility_env.errors import ConfigError
 from mobility_env.mobilepa.answers import (QUANTITY_KINDS, Quantity, mention_spans, normalized, quantity_of, read_in,
-                                           stated_quantities)
+                                           stated_quantities, unasserted)
 from mobility_env.mobilepa.catalogue import PHONE_TOOLS
+from mobility_env.mobilepa.domains.subagents import SUB_AGENTS
 from mobility_env.mobilepa.episode import PhoneCall, PhoneTrajectory
+from mobility_env.mobilepa.outcome_claims import FAILURE, SUCCESS, claimed_outcome
 from mobility_env.mobilepa.state import TABLES, PhoneState, TableChanges
+from mobility_env.reading import vocabulary
+from mobility_env.reading.clock import ClockClaim, clock_claims, clock_matches
+from mobility_env.reading.normalized import normalize_answer
 from mobility_env.mobilepa.tasks import GENERATED_COLUMNS, GoldBehaviour, PhoneTask, normalize_delta
 from mobility_env.scoring import EpisodeScore
 from mobility_env.trajectory import ErrorKind
@@ -114,8 +133,45 @@ def verify_phone_task(task: PhoneTask, trajectory: PhoneTrajectory) -> Verdict:
             _delta_check(verdict, task, trajectory)
     if not verdict.checks:
         verdict.add("task_has_checks", False, reason="the task defines nothing to verify")
+    _outcome_check(verdict, task, trajectory, answer)
     _gate_checks(verdict, task, trajectory)
     return verdict
+
+
+def trajectory_outcome(task: PhoneTask, trajectory: PhoneTrajectory) -> str | None:
+    """Whether the change the task asks for was made (``"success"``) or not (``"failure"``), as the trajectory
+    shows it; None when the task asks for no change the trajectory can show. A task with a non-empty
+    ``gold_delta``: made when every gold row is in the final delta (:func:`delta_rows`, the rows ``state_delta``
+    compares; extra changes are that check's business). A ``tool_call`` task whose gold calls change state: made
+    when each gold call succeeded, as often as the gold makes it. A sub-agent task (``handoff_gate``): made when its
+    agent's entry tool took the task (a successful call; the payload is the gate's business)."""
+    gold = delta_rows(task.gold_delta) if task.gold_delta else set()
+    if gold:
+        return SUCCESS if gold <= delta_rows(trajectory.delta) else FAILURE
+    if task.bucket == "tool_call" and any(changes_state(g.name) for g in task.gold_calls):
+        made = Counter((c.name, _canonical(c.arguments)) for c in trajectory.calls if c.succeeded)
+        wanted = Counter((g.name, _canonical(g.arguments)) for g in task.gold_calls)
+        return SUCCESS if not wanted - made else FAILURE
+    agent = SUB_AGENTS.get(task.handoff_gate.agent) if task.handoff_gate is not None else None
+    if agent is not None:
+        return SUCCESS if any(c.succeeded and c.name == agent.tool for c in trajectory.calls) else FAILURE
+    return None
+
+
+def _outcome_check(verdict: Verdict, task: PhoneTask, trajectory: PhoneTrajectory, answer: str) -> None:
+    """``outcome_stated`` (module docstring): the answer, the user's words set aside, claims no outcome opposite to
+    :func:`trajectory_outcome`'s."""
+    happened = trajectory_outcome(task, trajectory)
+    if happened is None:
+        return
+    claim = claimed_outcome(_without_user_words(normalized(answer), _user_words(task)))
+    ok = claim is None or claim == happened
+    said = {SUCCESS: "it was done", FAILURE: "it failed or was not done"}
+    made = "the requested change was made" if happened == SUCCESS else "the requested change was not made"
+    opposite = FAILURE if happened == SUCCESS else SUCCESS
+    verdict.add("outcome_stated", ok, expected=f"{made}: no claim that {said[opposite]}",
+                stated=f"claims {said[claim]}: {answer[:160]}" if claim else "no outcome claimed",
+                reason="" if ok else f"the answer says {said[opposite]}, but {made}")
 
 
 def _gate_checks(verdict: Verdict, task: PhoneTask, trajectory: PhoneTrajectory) -> None:
@@ -139,12 +195,13 @@ def _gate_checks(verdict: Verdict, task: PhoneTask, trajectory: PhoneTrajectory)
 
 
 def _answer_checks(verdict: Verdict, task: PhoneTask, behaviour: GoldBehaviour, answer: str) -> None:
-    """``answer_mentions``, ``no_other_records``, ``no_other_values`` and ``no_excluded_words`` (module docstring).
+    """``answer_mentions``, ``no_other_records``, ``no_other_values``, ``no_excluded_words``, ``no_other_conditions``,
+    ``no_other_times`` and ``no_other_identifiers`` (module docstring).
 
     The user's own words restated verbatim (a clause of the request or of an earlier user turn) are no claim: they
     are set aside before the facts, amounts and words are read (they neither name the gold nor hedge)."""
     text = normalized(answer)
-    user = [task.query] + [turn.get("content", "") for turn in task.history if turn.get("role") == "user"]
+    user = _user_words(task)
     claims = _without_user_words(text, user)
     stated = stated_quantities(claims)
     golds: dict[str, list[Quantity]] = {}
@@ -170,6 +227,86 @@ def _answer_checks(verdict: Verdict, task: PhoneTask, behaviour: GoldBehaviour, 
         named = _excluded_words(claims, behaviour)
         verdict.add("no_excluded_words", not named, expected=f"none of {behaviour.answer_excludes[:8]}",
                     stated=named[:5], reason="" if not named else "the answer also names other choices")
+    said = " ".join(user)
+    clock_golds = _clock_golds(behaviour)
+    if clock_golds:
+        # the gold's times, the user's, and those the task's reference answer states (the day's other records)
+        known = clock_golds + list(clock_claims(said)) + list(clock_claims(task.oracle_answer or ""))
+        other_times = [c for c in clock_claims(claims)
+                       if not any(clock_matches(c, g.minutes, g.definite, 0) for g in known)]
+        verdict.add("no_other_times", not other_times, expected=[g.minutes for g in clock_golds],
+                    stated=[claims[c.start:c.end] for c in other_times][:5], reason="" if not other_times else
+                    "the answer also states another time of day (a hedge or another record's)")
+    gold_ids = {i for group in behaviour.answer_mentions for s in group for i in _identifiers(s)}
+    if gold_ids:
+        user_ids = {i for words in user for i in _identifiers(words)}
+        lengths = {len(i) for i in gold_ids | user_ids}
+        other_ids = [i for i in _identifiers(claims) if len(i) in lengths and i not in gold_ids | user_ids]
+        verdict.add("no_other_identifiers", not other_ids, expected=sorted(gold_ids), stated=other_ids[:5],
+                    reason="" if not other_ids else "the answer also states another number of the asked kind")
+    contrary = _contrary_conditions(claims, behaviour)
+    if contrary is not None:
+        verdict.add("no_other_conditions", not contrary, expected="only the recorded weather or road state",
+                    stated=contrary[:5], reason="" if not contrary else
+                    "the answer states a weather condition or traffic state the record contradicts")
+
+
+def _clock_golds(behaviour: GoldBehaviour) -> list[ClockClaim]:
+    """The times of day the gold asks for: the groups whose every spelling is a time of day and nothing else
+    (``08:00``, ``早上8点``, ``8 AM``; not a message that holds one, ``会议改到三点了``), read by the kernel's clock
+    reader."""
+    def whole(spelling: str) -> ClockClaim | None:
+        claims = clock_claims(spelling)
+        size = len(normalize_answer(spelling).strip())
+        return claims[0] if len(claims) == 1 and claims[0].end - claims[0].start >= size - 1 else None
+    out = []
+    for group in behaviour.answer_mentions:
+        read = [whole(s) for s in group]
+        if read and all(c is not None for c in read):
+            out += [c for c in read if c is not None]
+    return out
+
+
+_IDENTIFIER = re.compile(r"(?<![\d.])\d(?:[\s-]?\d){6,}(?![\d.])")
+_DATE = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}")
+
+
+def _identifiers(text: str) -> set[str]:
+    """Numbers of seven digits or more (phone numbers, ids; grouped by spaces or dashes: ``185 1954 3895``), as digits
+    only; dates are none."""
+    return {re.sub(r"\D", "", m.group(0)) for m in _IDENTIFIER.finditer(_DATE.sub(" ", text))}
+
+
+def _contrary_conditions(text: str, behaviour: GoldBehaviour) -> list[str] | None:
+    """Weather conditions and traffic states the normalized answer asserts that the gold's contradicts, read with the
+    kernel's vocabularies (the whole Amap phenomenon table, every traffic phrase: 冰雹, 沙尘暴, 路上车不多 — not only the
+    task's own list of other words); None when the gold names neither a condition nor a state. A condition of the
+    gold's family (雨 for 小雨) or one inside a gold spelling agrees; a denied or conditional one (no rain, 如果下雨) is
+    no claim."""
+    spellings = [normalized(s) for group in behaviour.answer_mentions for s in group]
+    families = {hit.payload.family for s in spellings for hit in vocabulary.weather_lexicon().finditer(s)}
+    names = {name: code for code, name in vocabulary.traffic_state_names().items()}
+    states = {names[s] for s in spellings if s in names}
+    if not families and not states:
+        return None
+    gold = [span for s in spellings for span in mention_spans(text, s, asserted_only=False)]
+    masked = text
+    for hit in vocabulary.not_weather().finditer(text):
+        masked = masked[:hit.start] + " " * (hit.end - hit.start) + masked[hit.end:]
+    contrary = []
+    weather, traffic = vocabulary.weather_lexicon(), vocabulary.traffic_lexicon()
+    found = [(hit.start, hit.end, hit.payload.family in families) for hit in weather.finditer(masked) if families]
+    found += [(hit.start, hit.end, bool(states & hit.payload)) for hit in traffic.finditer(masked) if states]
+    for start, end, agrees in found:
+        if agrees or any(a <= start and end <= b for a, b in gold) or unasserted(masked, start, end):
+            continue
+        contrary.append(text[start:end])
+    return contrary
+
+
+def _user_words(task: PhoneTask) -> list[str]:
+    """What the user said: the request and the user's earlier turns."""
+    return [task.query] + [turn.get("content", "") for turn in task.history if turn.get("role") == "user"]
 
 
 def _without_user_words(text: str, user: list[str]) -> str:
@@ -290,11 +427,21 @@ PHONE_OBSERVATION_VERSION = 3
 #: (± 0.05 min, was ± 0.5), so it is another value than ``62分钟`` for ``no_other_values``; a denial bridged to
 #: its word (``不太可能出现小雨``, ``no chance at all of rain``) is no mention of it (9-11 % of such honest answers
 #: were denied); answers are read without their markdown (``1 h **2 min**`` was read as 60 and 2 minutes);
-#: 7 — a denial bridged to its word is read with the patterns MobilityBench-v0 uses too (``mobility_env.answer_text``):
+#: 7 — a denial bridged to its word is read with the patterns MobilityBench-v0 uses too (``mobility_env.reading.text``):
 #: ``今天不会再下雨`` no longer mentions rain (再, 见, 算, 像, 用 bridge; 不是, 不会, 不算, 并非, 并不 negate); the answer
 #: is read as the user sees it: invisible characters removed (``2.9\u202a km`` was no amount), look-alike letters and
-#: other scripts' digits read as the Latin ones they show (``Pianο lеsson``, ``٩ AM``).
-PHONE_VERDICT_VERSION = 7
+#: other scripts' digits read as the Latin ones they show (``Pianο lеsson``, ``٩ AM``);
+#: 8 — ``outcome_stated``: where the trajectory shows whether the asked change was made, the answer must not claim
+#: the opposite (the oracle's calls answered ``抱歉，操作失败了，什么都没有改。`` passed 377 of the 400 bundled tasks);
+#: answers are read by the kernel's one reader (``mobility_env.reading``), as MobilityBench-v0 reads them: Traditional
+#: script as Simplified, its numerals (``一万五千米`` was 5 km, ``one hundred and twenty minutes`` 20 minutes, ``俩小时``
+#: unread) and units (里, 英里, 公尺, 华氏61度); a number between two amounts is read in the units of both, and one
+#: offered as a possibility (``6.5 km or maybe 22.4``, ``也可能30``) joins them; ``no_other_conditions``: a weather
+#: condition or traffic state of the kernel's vocabularies (the Amap phenomenon table, everyday traffic words) that the
+#: record contradicts fails (``也会有冰雹``, ``路上车不多，很顺`` on a jammed road passed 73 of 175 such answers);
+#: ``no_other_times`` and ``no_other_identifiers``: a second time of day or phone number offered after the gold's
+#: (``08:00，也可能是10:00``) fails (94 of 95 such answers passed before), times read by the kernel's clock reader.
+PHONE_VERDICT_VERSION = 8
 
 
 def phone_format_versions() -> dict[str, int]:

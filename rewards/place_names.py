@@ -27,6 +27,8 @@ from typing import Iterable
 from mobility_env.geo import haversine_m
 from mobility_env.tools import bounded_text_cache, parse_coordinate
 
+from mobility_env.reading.script import simplified
+
 from .claims import normalize_answer
 from .evidence import Place, address_roads
 from .slots import fold_text
@@ -79,7 +81,7 @@ def mention_spans(text: str, name: str) -> list[tuple[int, int, bool]]:
 
 @bounded_text_cache(1024, 64, long_maxsize=16, long_max_chars=4096)  # names; the answer being scored
 def _fold_for_names(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).lower().replace(" ", "")
+    return unicodedata.normalize("NFKC", simplified(text)).lower().replace(" ", "")  # both sides in one script
 
 
 def names_in(text: str, name: str) -> bool:
@@ -216,7 +218,7 @@ _NAME_LEAD = re.compile(r"(?:[A-Z][\w'&.-]*\s*){1,6}|.*[·(（].*|[\u4e00-\u9fa5
 @bounded_text_cache(1024, 64, long_maxsize=16, long_max_chars=4096)  # names; the answer being scored
 def _name_text(text: str) -> str:
     """NFKC, with every name-joining dot as ·: the form list items and place tokens are read in."""
-    return unicodedata.normalize("NFKC", text).translate(_NAME_DOTS)
+    return unicodedata.normalize("NFKC", simplified(text)).translate(_NAME_DOTS)
 
 
 # Three characters before a remark that are prose, not a name: a pointer or a quality of the place (这家店很好,

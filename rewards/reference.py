@@ -21,7 +21,7 @@ from mobility_env.trajectory import CallRecord, ErrorKind, FinishRecord, MatchKi
 from .evidence import (RouteOption, geocode_facts, nearby_pois, places, route_options, traffic_facts,
                        weather_facts)
 from .plan import gold_plan_steps
-from .verify import _forecast_day_index
+from .verify import forecast_days_asked
 from .verify_route import expected_clock_time, gold_route_call, is_route_tool, uses_excluded_line
 
 
@@ -128,8 +128,9 @@ def reference_answer(episode: Episode) -> tuple[str, int | None]:
         if weather is not None and weather.is_empty:
             return "暂无该地的天气数据。", None
         if weather is not None and weather.is_forecast:
-            day = weather.days[_forecast_day_index(episode, weather.days, weather.updated)]
-            return f"{weather.city}{day.date}：{day.condition}，气温{day.low:g}~{day.high:g}℃。", None
+            days = [weather.days[i] for i in forecast_days_asked(episode, weather.days, weather.updated)]
+            stated = "；".join(f"{day.date}：{day.condition}，气温{day.low:g}~{day.high:g}℃" for day in days)
+            return f"{weather.city}{stated}。", None
         if weather is not None:
             return f"{weather.city}当前天气{weather.condition}，气温{weather.temperature:g}℃。", None
     if scenario == "Traffic Info Query" and "traffic_status" in by_name:

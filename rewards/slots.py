@@ -29,6 +29,7 @@ from rapidfuzz import fuzz
 
 from mobility_env.canonical import canonical_city, canonical_flag, canonical_name
 from mobility_env.geo import haversine_m
+from mobility_env.reading.script import simplified
 from mobility_env.tools import DRIVING_STRATEGIES, bounded_text_cache, parse_coordinate
 
 from .units import arabize
@@ -91,7 +92,7 @@ def point_of(value: Any) -> tuple[float, float] | None:
 
 @bounded_text_cache(65536, 128, long_maxsize=64, long_max_chars=8192)
 def _cached_fold(text: str) -> str:
-    return canonical_name(text)
+    return canonical_name(simplified(text))  # names compared in one script (answers are read in Simplified)
 
 
 @bounded_text_cache(16384, 64)

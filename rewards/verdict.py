@@ -35,14 +35,23 @@ from typing import Any, Mapping, NamedTuple
 #: wish (Please drive safely., 注意行车安全) is not stated;
 #: 祝您一路顺风 is no road (every POI and nearby answer ending with it was denied); the answer is read without its
 #: markdown (**3小时****12分钟** was read as 3 hours). 3 — a weather condition or traffic state denied from a distance is
-#: read with the patterns MobilePA-v0 uses too (mobility_env.answer_text): 没怎么见到, 未见, 没见到, 不太可能遇到, 没怎么堵
+#: read with the patterns MobilePA-v0 uses too (mobility_env.reading.text): 没怎么见到, 未见, 没见到, 不太可能遇到, 没怎么堵
 #: deny their word (成都大道目前没怎么见到畅通 passed on a free-flowing road, 没怎么见到小雨 after the true weather was denied);
-#: the answer is read as the user sees it (mobility_env.answer_text.plain_answer): invisible characters removed
+#: the answer is read as the user sees it (mobility_env.reading.text.plain_answer): invisible characters removed
 #: (25分钟或35\u200b分钟 passed as 25 minutes alone) and look-alike letters and digits of other scripts read as the Latin
 #: ones they show (drive or wаlk with a Cyrillic а, 2०6路); English amounts spelled in words are read
 #: (25 minutes or thirty-five minutes passed as 25 minutes; two hours and forty-one minutes is one duration);
 #: ``hedge`` reads English ranges and alternatives (between 25 and 35 minutes, 25 and/or 35 minutes passed).
-VERDICT_VERSION = 3
+#: 4 — answers are read by the kernel's one reader (mobility_env.reading): Traditional script as Simplified (OpenCC
+#: tw2sp + hk2s: 預計用時2小時45分鐘 was read as 45 minutes, 暢通/霧/陰 not at all), travel modes, weather phenomena, traffic
+#: phrases and units from vocabularies kept as data (打车, 坐高铁, 坐飞机, 骑电动车, 捷运 recommended on another route's mode
+#: passed; 冰雹, 龙卷风 and the whole Amap phenomenon table are conditions; 路上车不多，很顺 and traffic is light are states;
+#: 里, 英里/miles, 公尺, 华氏/°F are converted); a second value without a unit (32分钟或48, 也可能48) or offered as a possibility
+#: (30分钟，也可能是40分钟) is a hedge; a distance in a clause with a route step's action or heading (向东行驶3.9千米右转)
+#: is one of the steps (of the road the clause names), never a competing total; 2公里400米 is one distance; a question
+#: about several days (未来几天) is answered for every forecast day, each checked, and temperatures belong to the day
+#: label before them (1月20日's digits were read as a temperature); a list bullet (- 20到27度) is no minus sign.
+VERDICT_VERSION = 4
 _TEXT_LIMIT = 300
 
 

@@ -33,11 +33,12 @@ tasks:
   ``distances``: a stated distance is one of the named POIs' distances; when nothing was
   found, the answer says so and names nothing.
 * **Weather Query** — a ``weather_query`` response for the gold city and forecast flag; the
-  claims are read per day (今天/明天/后天/dates/weekdays; unlabelled = the asked day):
-  ``condition``: the asked day's condition is stated and every condition stated for a day is
-  that day's (graded: 小雨 is not 暴雨; 雨 is compatible with any rain), negations understood
+  claims are read per day (今天/明天/后天/dates such as 1月20日/weekdays; unlabelled = the first asked day); a
+  question about several days (未来几天, 这几天, this week: :func:`forecast_days_asked`) asks every forecast day
+  from today, and each is checked: ``condition``: every asked day's condition is stated and every condition
+  stated for a day is that day's (graded: 小雨 is not 暴雨; 雨 is compatible with any rain), negations understood
   (``不是晴天`` contradicts a sunny day); ``temperature``: current temperature, or the day's
-  low and high, stated within ±:data:`TEMPERATURE_TOLERANCE_C`, and no other temperature;
+  low and high (every asked day's), stated within ±:data:`TEMPERATURE_TOLERANCE_C`, and no other temperature;
   ``humidity`` when stated; ``city``: no other city named.
 * **Traffic Info Query** — a ``traffic_status`` response for the gold road;
   ``states_traffic``: the overall state is asserted (everyday phrases and English understood,
@@ -56,7 +57,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, cast
 
-from mobility_env.answer_text import plain_answer
+from mobility_env.reading.text import read_answer
 from mobility_env.canonical import canonical_flag
 from mobility_env.episode import Episode
 from mobility_env.geo import haversine_m
@@ -71,7 +72,7 @@ from .evidence import (Place, address_district, address_roads, geocode_facts, ne
 from .place_names import (_ADMIN, _PLACE_HEDGE, _PROVINCE_LEVEL, _admin_tokens, _bare, _consistent, _wrong_numbers,
                           altered_names, foreign_places, identified_places, mask_places, names_in)
 from .slots import canonical_day, city_key, fold_text, same_place_name
-from .units import parse_distances, parse_durations, parse_temperatures, within_tolerance
+from .units import parse_distances, parse_durations, parse_temperatures, temperature_spans, within_tolerance
 from .verdict import Verdict
 from .verify_route import gold_route_call, verify_route_answer
 
@@ -328,6 +329,26 @@ def _poi_distance(response: Any, place: Place, centre: tuple[float, float]) -> f
 
 
 # ------------------------------------------------------------------ weather
+#: A question about several days (未来几天, 这几天, this week): every forecast day from today is asked.
+_SEVERAL_DAYS = re.compile(r"几天|未来|接下来|这周|本周|一周|最近|next few days|coming days|this week|the week",
+                           re.IGNORECASE)
+
+
+def forecast_days_asked(episode: Episode, days: tuple, updated: str) -> list[int]:
+    """The forecast days the question asks about: every day from today for a question about several days, else the
+    one day it names (:func:`_forecast_day_index`)."""
+    if _SEVERAL_DAYS.search(episode.query or ""):
+        dates = [day.date for day in days]
+        return list(range(dates.index(updated) if updated in dates else 0, len(days)))
+    return [_forecast_day_index(episode, days, updated)]
+
+
+def _days_required(asked: list[int]) -> list[int]:
+    """The asked days an answer must state: every one, except today's in a question about several days (未来几天 may
+    be answered from tomorrow on; today's weather, when stated, is checked like every day's)."""
+    return asked[1:] if len(asked) > 2 else asked
+
+
 def _forecast_day_index(episode: Episode, days: tuple, updated: str) -> int:
     word = canonical_day(episode.gold_slots.get("time")) if episode.gold_slots.get("time") else ""
     if not word:
@@ -387,14 +408,9 @@ def _day_at(marks: list[tuple[int, int]], position: int, default: int) -> int:
 
 
 def _temperature_positions(text: str) -> list[tuple[int, float]]:
-    values = parse_temperatures(text)
-    positions, cursor = [], 0
-    for value in values:
-        spelled = re.search(r"-?\d+(?:\.\d+)?", text[cursor:])
-        position = cursor + spelled.start() if spelled else cursor
-        positions.append((position, value))
-        cursor = position + (spelled.end() - spelled.start() if spelled else 0)
-    return positions
+    """Where each temperature stands in the normalized answer: its day is the last day label before it (a date's own
+    digits, 1月20日, are no temperature)."""
+    return list(temperature_spans(text))
 
 
 def verify_weather(episode: Episode, calls: list[CallRecord], answer: str, verdict: Verdict) -> None:
@@ -417,19 +433,17 @@ def verify_weather(episode: Episode, calls: list[CallRecord], answer: str, verdi
         if facts.is_forecast:
             dates = [d.date for d in facts.days]
             base = dates.index(facts.updated) if facts.updated in dates else 0
-            asked = _forecast_day_index(episode, facts.days, facts.updated)
+            asked_days = forecast_days_asked(episode, facts.days, facts.updated)
             weekdays = [_weekday_of(description, d) for d in dates]
             marks = _day_markers(answer, dates, base, weekdays)
             day_labels = [weather_labels_of(d.condition) for d in facts.days]
             day_temps = [[v for v in (d.low, d.high) if v is not None] for d in facts.days]
-            required_temps = day_temps[asked]
         else:
-            marks, asked = [], 0
+            marks, asked_days = [], [0]
             day_labels = [weather_labels_of(facts.condition)]
             day_temps = [[facts.temperature] if facts.temperature is not None else []]
-            required_temps = day_temps[0]
-        _weather_condition_checks(text, marks, asked, day_labels, facts, verdict)
-        _weather_temperature_checks(text, marks, asked, day_temps, required_temps, verdict)
+        _weather_condition_checks(text, marks, asked_days, day_labels, facts, verdict)
+        _weather_temperature_checks(text, marks, asked_days, day_temps, verdict)
         humidity = re.search(r"湿度\s*(\d+(?:\.\d+)?)\s*%", description)
         stated = humidity_claims(answer)
         if stated:
@@ -456,13 +470,15 @@ def _description(response: Any) -> str:
     return body if isinstance(body, str) else ""
 
 
-def _weather_condition_checks(text: str, marks: list[tuple[int, int]], asked: int, day_labels: list[frozenset[str]],
-                              facts: Any, verdict: Verdict) -> None:
+def _weather_condition_checks(text: str, marks: list[tuple[int, int]], asked: list[int],
+                              day_labels: list[frozenset[str]], facts: Any, verdict: Verdict) -> None:
+    """Every condition stated for a day is that day's (an unlabelled one is the first asked day's); every asked day's
+    condition is stated."""
     claims = weather_claims(text)
-    stated_asked = False
+    stated_days: set[int] = set()
     wrong = []
     for claim in claims:
-        day = _day_at(marks, claim.start, asked)
+        day = _day_at(marks, claim.start, asked[0])
         evidence = day_labels[day] if 0 <= day < len(day_labels) else frozenset()
         compatible = weather_compatible(claim.label, evidence) if evidence else False
         if claim.negated:
@@ -470,29 +486,34 @@ def _weather_condition_checks(text: str, marks: list[tuple[int, int]], asked: in
                 wrong.append(f"not {claim.label}")
         elif not compatible:
             wrong.append(claim.label)
-        elif day == asked:
-            stated_asked = True
-    expected = "/".join(sorted(day_labels[asked])) if asked < len(day_labels) else ""
-    verdict.add("condition", stated_asked and not wrong, expected=expected,
+        else:
+            stated_days.add(day)
+    missing = [day for day in _days_required(asked) if day not in stated_days]
+    expected = "; ".join("/".join(sorted(day_labels[day])) for day in asked if day < len(day_labels))
+    verdict.add("condition", not missing and not wrong, expected=expected,
                 stated=", ".join(("not " if c.negated else "") + c.label for c in claims),
                 reason=(f"{wrong[0]} contradicts the recorded weather" if wrong else
-                        "" if stated_asked else "the asked day's condition is not stated"))
+                        "" if not missing else "the asked day's condition is not stated" if len(asked) == 1 else
+                        f"the condition of asked day {missing[0] + 1} is not stated"))
 
 
-def _weather_temperature_checks(text: str, marks: list[tuple[int, int]], asked: int, day_temps: list[list[float]],
-                                required: list[float], verdict: Verdict) -> None:
+def _weather_temperature_checks(text: str, marks: list[tuple[int, int]], asked: list[int],
+                                day_temps: list[list[float]], verdict: Verdict) -> None:
+    """Every temperature stated for a day is one of that day's; every asked day's temperatures are stated."""
     stated = _temperature_positions(text)
-    wrong, asked_values = [], []
+    wrong: list[float] = []
+    said: dict[int, list[float]] = {}
     for position, value in stated:
-        day = _day_at(marks, position, asked)
+        day = _day_at(marks, position, asked[0])
         allowed = day_temps[day] if 0 <= day < len(day_temps) else []
         if not any(abs(value - t) <= TEMPERATURE_TOLERANCE_C for t in allowed):
             wrong.append(value)
-        elif day == asked:
-            asked_values.append(value)
-    missing = [t for t in required if not any(abs(t - v) <= TEMPERATURE_TOLERANCE_C for v in asked_values)]
+        else:
+            said.setdefault(day, []).append(value)
+    required = [(day, t) for day in _days_required(asked) for t in (day_temps[day] if day < len(day_temps) else [])]
+    missing = [t for day, t in required if not any(abs(t - v) <= TEMPERATURE_TOLERANCE_C for v in said.get(day, []))]
     verdict.add("temperature", not wrong and not missing and bool(required),
-                expected=", ".join(f"{t:g}℃" for t in required), stated=", ".join(f"{v:g}℃" for _, v in stated),
+                expected=", ".join(f"{t:g}℃" for _, t in required), stated=", ".join(f"{v:g}℃" for _, v in stated),
                 reason=(f"{wrong[0]:g}℃ is not a recorded temperature" if wrong else
                         f"{missing[0]:g}℃ is not stated" if missing else "" if required else "no temperature recorded"))
 
@@ -586,11 +607,12 @@ def _names_evidence(calls: list[CallRecord], answer: str) -> bool:
 
 def verify_answer(episode: Episode, trajectory: Trajectory) -> Verdict:
     """DR and FPR of one trajectory with every check behind them (rules in the module docstring); the answer is
-    read as :func:`plain_answer` gives it."""
+    read as :func:`mobility_env.reading.text.read_answer` gives it (no markdown, no invisible characters, Simplified
+    characters)."""
     finish = trajectory.finish
     if finish is None or trajectory.truncated or not isinstance(finish.answer, str) or not finish.answer.strip():
         return Verdict(False, reason="truncated" if trajectory.truncated else "no finished answer")
-    plain = plain_answer(finish.answer)
+    plain = read_answer(finish.answer)
     if plain != finish.answer:  # every check below reads the trajectory's answer: hand them the plain one
         finish = finish.model_copy(update={"answer": plain})
         trajectory = trajectory.model_copy(update={"finish": finish})

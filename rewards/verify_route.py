@@ -18,15 +18,20 @@ correctly only by saying so (``route_index`` None) when the gold response is emp
   多久); Arrival/Departure states the computed clock time (or the duration when no target
   time can be computed); ``names_lines``: a transit plan names every line it rides;
 * ``distances`` / ``durations``: *every* stated value agrees (5 %, :func:`mobility_rewards.units.within_tolerance`)
-  with the chosen option's total — or, in a clause that describes a leg (步行/先/沿/换乘/walk/
-  first …) and does not call itself the total (全程/总共/实际上/total …), with one of its legs
-  or steps; ``hedge``: no value given as a range or as alternatives (``12到15公里``, ``12或20公里``);
+  with the chosen option's total — or, in a clause that describes a leg or a step (步行/先/沿/换乘/walk/
+  first …, or any action or heading of the Amap route steps: 右转, 向东行驶, 进入匝道, turn left …:
+  :func:`mobility_env.reading.vocabulary.step_cues`) and does not call itself the total
+  (全程/总共/实际上/total …), with one of its legs or steps: step-by-step directions are checked step by step,
+  never read as a competing total; ``hedge``: no value given as a range or as alternatives (``12到15公里``, ``12或20公里``);
 * ``money`` (tolls, fares, taxi estimate; 免费 = 0) and ``traffic_lights`` agree with the option;
 * ``lines``: no transit line is named that the chosen option does not ride (unless negated:
   不坐/避开/avoid); ``excluded_lines``: the option avoids the excluded lines and the answer does
   not recommend one; ``strategy_stated``: the answer does not recommend the opposite of the
-  asked strategy (走高速 when 不走高速 was asked, or the reverse); ``keeps_waypoints``: it does not
-  recommend skipping a stop;
+  asked strategy (走高速 when 不走高速 was asked, or the reverse) nor describe the route with what the strategy
+  excludes (收费较多, 比较拥堵); ``keeps_waypoints``: it does not recommend skipping a stop; ``roads``: every road
+  the answer says the route travels (沿X, 经X, 途经X、Y) is named in the chosen option's steps (an expressway on an
+  avoid-highways route fails where the steps are not recorded); ``destination_stated``: a destination the answer
+  names (前往Y, 从X到Y, 目的地是Y) is the asked one or a place the trajectory's searches returned for it;
 * ``clock`` (Arrival/Departure): every stated clock time is the computed one (departure =
   target − duration, arrival = start + duration), the query's own time only where it is named
   as such (an arrival time for a departure query), compared on a 24-hour dial when both sides
@@ -37,17 +42,20 @@ correctly only by saying so (``route_index`` None) when the gold response is emp
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from mobility_env.episode import Episode, ToolCall
+from mobility_env.reading import vocabulary
 from mobility_env.geo import haversine_m
 from mobility_env.tools import TOOLS, canonical_tool_name
 from mobility_env.trajectory import CallRecord, Trajectory
 
 from .claims import (ClockClaim, clock_claims, clock_matches, hedged_quantities, light_claims, money_claims,
-                     normalize_answer, says_no_result, skips_waypoint, stated_modes, strategy_contradictions)
-from .evidence import RouteOption, route_options, taxi_cost
-from .slots import canonical_line, canonical_strategy_set, point_of
+                     mode_fits_route, normalize_answer, road_claims, says_no_result, skips_waypoint, stated_modes,
+                     strategy_contradictions)
+from .evidence import RouteOption, places, route_options, taxi_cost
+from .slots import canonical_line, canonical_strategy_set, fold_text, point_of, same_place_name
 from .tooluse import COORDINATE_TOLERANCE_M
 from .units import RELATIVE_TOLERANCE, Quantity, parse_distances, parse_durations, within_tolerance
 from .verdict import Verdict
@@ -186,15 +194,25 @@ def _clause(text: str, start: int) -> str:
     return text[left + 1:min(rights) if rights else len(text)]
 
 
+@lru_cache(maxsize=256)
+def _normalized_roads(road_parts: tuple[tuple[str, float], ...]) -> tuple[tuple[str, float], ...]:
+    """The steps' roads as the answer is read (normalized), with their lengths: once per route option."""
+    return tuple((normalize_answer(road), metres) for road, metres in road_parts)
+
+
 def _quantity_agrees(text: str, quantity: Quantity, total: float | None, parts: tuple[float, ...],
-                     strict: bool = False) -> bool:
+                     strict: bool = False, road_parts: tuple[tuple[str, float], ...] = ()) -> bool:
     """``quantity`` is the total (5 %; or a coarser rounding of it when it is the only value of its
-    kind — two values for one quantity must both be within 5 %), or a leg in a leg clause."""
+    kind — two values for one quantity must both be within 5 %), or a leg in a leg clause; a step clause that names
+    a road of the route's steps (沿北京东路向西北行驶161米) states a step on that road."""
     if total is not None and (within_tolerance(quantity, total, rounding=not strict)):
         return True
     clause = _clause(text, quantity.start)
-    if _TOTAL_CUE.search(clause) or not _LEG_CUE.search(clause):
-        return False
+    if _TOTAL_CUE.search(clause) or not (_LEG_CUE.search(clause) or vocabulary.step_cues().search(clause)):
+        return False  # a leg clause, or a step clause: an action or heading of the Amap route steps
+    named = [metres for road, metres in _normalized_roads(road_parts) if road in clause]
+    if named:
+        parts = tuple(named)
     return any(within_tolerance(quantity, part) for part in parts)
 
 
@@ -210,7 +228,8 @@ def _quantity_checks(answer: str, option: RouteOption, verdict: Verdict) -> tupl
         if not values:
             continue
         strict = len({round(v.value, 3) for v in values}) > 1
-        wrong = [v for v in values if not _quantity_agrees(text, v, total, parts, strict)]
+        roads = option.road_parts if kind == "distance" else ()
+        wrong = [v for v in values if not _quantity_agrees(text, v, total, parts, strict, roads)]
         verdict.add(f"{kind}s", not wrong, expected=f"{total:g} {unit}" if total is not None else "unknown",
                     stated=", ".join(f"{v.value:g} {unit}" for v in values),
                     reason=f"stated {wrong[0].value:g} {unit}, which is neither the route's total nor one of its legs"
@@ -279,14 +298,18 @@ def _without_asked_places(episode: Episode, answer: str) -> str:
     return answer
 
 
-def _constraint_claims(episode: Episode, answer: str, mode: str, verdict: Verdict) -> None:
+def _constraint_claims(episode: Episode, answer: str, mode: str, verdict: Verdict, lines: tuple[str, ...] = ()
+                       ) -> None:
     strategies = canonical_strategy_set(episode.gold_slots.get("strategy")) | canonical_strategy_set(
         (gold_route_call(episode) or ToolCall(name="")).arguments.get("strategy"))
     opposite = strategy_contradictions(answer, strategies)
     verdict.add("strategy_stated", not opposite, expected=sorted(strategies), stated=", ".join(opposite),
                 reason="the answer recommends the opposite of the asked strategy" if opposite else "")
-    modes = stated_modes(_without_asked_places(episode, answer)) - ({"walking"} if mode == "transit" else set())
-    wrong_modes = sorted(modes - {mode})
+    text = _without_asked_places(episode, answer)
+    for line in sorted(lines, key=len, reverse=True):  # a line's own name states no mode (527路快车, 地铁10号线)
+        text = text.replace(line, " ")
+    modes = stated_modes(text) - ({"walking"} if mode == "transit" else set())
+    wrong_modes = sorted(m for m in modes if not mode_fits_route(m, mode))
     verdict.add("mode_stated", not wrong_modes, expected=mode, stated=", ".join(sorted(modes)),
                 reason=f"the answer recommends {wrong_modes[0]}, the route is {mode}" if wrong_modes else "")
     if episode.gold_slots.get("waypoints"):
@@ -294,6 +317,71 @@ def _constraint_claims(episode: Episode, answer: str, mode: str, verdict: Verdic
         verdict.add("keeps_waypoints", not skip, expected=episode.gold_slots.get("waypoints"),
                     stated="recommends skipping a stop" if skip else "",
                     reason="the answer recommends dropping a stop" if skip else "")
+
+
+# A destination the answer names: after 前往/去往/开往/目的地是, or the Y of 从X到Y; up to a clause end or the facts
+_DESTINATION_END = r"(?=[，,。；;！!？?\s（(]|$|全程|的|需要|大约|约|预计|路程|距离|耗时|用时|共|总|后)"
+_DESTINATION_STATED = re.compile(rf"(?:前往|去往|开往|目的地(?:是|为)[：:]?|目的地[：:])[ \t]*"
+                                 rf"([^\s，,。；;！!？?、（(]{{2,24}}?){_DESTINATION_END}|"
+                                 rf"从[ \t]*[^\s，,。；;]{{1,24}}?[ \t]*(?:出发[ \t]*)?(?:到|至)[ \t]*"
+                                 rf"([^\s，,。；;！!？?、（(]{{2,24}}?){_DESTINATION_END}")
+_NO_PLACE = re.compile(r"^(?:那里|那儿|目的地|终点|您的目的地|你的目的地|这里|该地|此地|对面|附近)$")
+
+
+def _destination_checks(episode: Episode, answer: str, calls: list[CallRecord], verdict: Verdict) -> None:
+    """``destination_stated``: a destination the answer names (前往Y, 从X到Y, 目的地是Y) is the asked one (the same
+    place name, one inside the other) or a place the trajectory's searches returned for it."""
+    gold = str(episode.gold_slots.get("destination") or episode.fields.get("query_end_poi") or "")
+    if not gold or point_of(gold) is not None:
+        return
+    named = [m.group(1) or m.group(2) for m in _DESTINATION_STATED.finditer(normalize_answer(answer))]
+    named = [n for n in named if n and not _NO_PLACE.match(n)]
+    if not named:
+        return
+    searched = [call for call in calls if call.succeeded and call.response is not None
+                and canonical_tool_name(call.name) in ("query_poi", "search_around_poi")]
+    returned = [p.name for call in searched for p in (places(call.response) or [])][:200]  # places searched for
+
+    def agrees(name: str) -> bool:  # both sides read alike (五棵松 is read 5棵松 in the answer)
+        key, asked = fold_text(name), fold_text(normalize_answer(gold))
+        return bool(key) and (asked in key or key in asked or same_place_name(name, normalize_answer(gold))
+                              or any(same_place_name(name, normalize_answer(known)) for known in returned))
+    foreign = [n for n in named if not agrees(n)]
+    verdict.add("destination_stated", not foreign, expected=gold, stated=", ".join(named),
+                reason=f"{foreign[0]} is not the asked destination" if foreign else "")
+
+
+_EXPRESSWAY = re.compile(r"高速|^[GS]\d+")
+_ROAD_KEY_DROP = re.compile(r"^[GS]\d+|[()（）\s·]")
+_ROAD_CORE = re.compile(r"(?:高速公路|高速|快速路|大道|大街|公路|国道|省道|辅路|主路|路|街|道|巷|线|桥)$")
+_ROAD_DIRECTION = re.compile(r"(?<=.)[东西南北中]{1,2}$")
+
+
+def _road_key(name: str) -> str:
+    """A road name as compared: its core, normalized, without its national code, its road word and its direction
+    (G4京港澳高速公路 is 京港澳; 四环路 is 四环, found in 东四环中路; 北京东路 is 北京)."""
+    whole = _ROAD_KEY_DROP.sub("", normalize_answer(name))
+    key = _ROAD_DIRECTION.sub("", _ROAD_CORE.sub("", whole))  # 东四环中路: 路, then 中
+    return key if len(key) >= 2 else whole
+
+
+def _road_checks(episode: Episode, answer: str, option: RouteOption, verdict: Verdict) -> None:
+    """``roads``: every road the answer says the route travels (沿X, 经X, 途经X、Y) is named in the option's steps;
+    on an avoid-highways route an expressway it names (X高速, G4) is a recommendation to take highways."""
+    named = road_claims(answer)
+    if not named:
+        return
+    if option.road_text:
+        known = normalize_answer(option.road_text)
+        foreign = [name for name in named if _road_key(name) and _road_key(name) not in known]
+        verdict.add("roads", not foreign, expected="roads of the chosen route", stated=", ".join(named),
+                    reason=f"{foreign[0]} is not a road of the chosen route" if foreign else "")
+        return
+    strategies = canonical_strategy_set(episode.gold_slots.get("strategy"))
+    expressways = [name for name in named if _EXPRESSWAY.search(name)]
+    if "不走高速" in strategies and expressways:
+        verdict.add("roads", False, expected="no expressway (avoid highways)", stated=", ".join(expressways),
+                    reason=f"{expressways[0]} is an expressway on an avoid-highways route")
 
 
 def _start_minutes(episode: Episode) -> float | None:
@@ -423,4 +511,7 @@ def verify_route_answer(episode: Episode, trajectory: Trajectory, verdict: Verdi
     _money_checks(answer, option, call.response, verdict)
     _light_checks(answer, option, verdict)
     _line_checks(episode, answer, option, options, transit, verdict)
-    _constraint_claims(episode, answer, TOOLS[canonical_tool_name(call.name) or ""].mode or "", verdict)
+    _constraint_claims(episode, answer, TOOLS[canonical_tool_name(call.name) or ""].mode or "", verdict,
+                       tuple(line for other in options for line in other.lines))
+    _road_checks(episode, answer, option, verdict)
+    _destination_checks(episode, answer, trajectory.calls, verdict)

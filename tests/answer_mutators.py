@@ -38,6 +38,14 @@ geolocation, weather, traffic):
   temperature_stuffing, other_day; wrong_state, negated_state, state_hedge,
   state_contradiction, state_stuffing.
 
+Open-world forms (built from the kernel's data files and the served responses, not from the verifier's tables):
+correct traditional_script (any correct kind in Traditional: mainland, Taiwan with its phrases, Hong Kong),
+mode_synonym, other_units (miles, 里), step_by_step (the served steps, numbered), main_roads, destination_restated,
+traffic_colloquial_light; wrong traditional_wrong, wrong_mode_vocabulary (打车, 坐高铁, 坐飞机, 骑电动车 …),
+other_unit_hedge, unitless_alternative (32分钟或48), wrong_step, foreign_road, wrong_destination,
+phenomenon_hedge (any Amap phenomenon of another family), traffic_colloquial_wrong, strategy_property (收费较多 on a
+fewer-tolls route), forecast_one_day_only and forecast_day_wrong (a question about several days).
+
 Generators draw their random choices through :class:`Draw`, so the same code runs as a
 hypothesis strategy (:func:`answers`, :class:`HypothesisDraw`) and in the seeded sweep
 (:func:`sweep`, :class:`RandomDraw`) that ``tests/test_reward_exploits.py`` and
@@ -46,12 +54,14 @@ hypothesis strategy (:func:`answers`, :class:`HypothesisDraw`) and in the seeded
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import re
 import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
@@ -686,6 +696,7 @@ class EpisodeFacts:
     weather: WeatherFacts | None = None
     day_index: int = 0
     day_ambiguous: bool = False
+    several_days: bool = False  # 未来几天, 这几天: every forecast day from today is asked
     traffic: TrafficFacts | None = None
     # places of other episodes that share nothing with this one's evidence
     foreign_places: tuple[Place, ...] = ()
@@ -829,6 +840,10 @@ def _route_facts(facts: EpisodeFacts) -> bool:
     return True
 
 
+#: Words of a question about several days: such a question is answered with every forecast day from today.
+_SEVERAL_DAYS_WORDS = ("几天", "未来", "接下来", "这周", "本周", "一周", "最近")
+
+
 def _forecast_day(episode: Episode, weather: WeatherFacts) -> tuple[int, bool]:
     longest_first = sorted(_DAY_OFFSET.items(), key=lambda kv: -len(kv[0]))
     word = str(episode.gold_slots.get("time") or "")
@@ -875,6 +890,7 @@ def _info_facts(facts: EpisodeFacts) -> bool:
         facts.keyword = facts.city
         if facts.weather.is_forecast:
             facts.day_index, facts.day_ambiguous = _forecast_day(facts.episode, facts.weather)
+            facts.several_days = any(w in facts.episode.query for w in _SEVERAL_DAYS_WORDS)
         return True
     if facts.family == "traffic":
         response = _response(records, "traffic_status")
@@ -1141,6 +1157,14 @@ _STRATEGY_OPPOSITE = {"不走高速": ("建议走高速，更快", "take the hig
                       "大路优先": ("建议走小路", "take the small back roads"),
                       "躲避拥堵": ("不用避开拥堵路段，直接走最拥堵的主路", "ignore congestion and go through the jams"),
                       "速度最快": ("这条不是最快的，选的是最慢的路线", "this is the slowest route, not the fastest")}
+#: The route described with a property that contradicts the asked strategy, in everyday words (not a recommendation).
+_STRATEGY_PROPERTY = {"少收费": (
+    ("这条路线收费较多", "过路费比较高", "高速费偏贵"), ("tolls on this route are on the high side", "expect higher tolls")),
+                      "避免收费": (("过路费比较高", "这条路线收费较多"), ("expect higher tolls",)),
+                      "躲避拥堵": (("这条路线比较拥堵", "路上车很多，挺堵的", "沿途走走停停"),
+                               ("this route is quite congested", "expect heavy traffic on the way")),
+                      "不走高速": (("全程走高速", "主要走高速公路"), ("it's mostly on the expressway",)),
+                      "速度最快": (("这条路线比较慢", "会慢一些"), ("this route is on the slow side",))}
 
 
 def line_label(d: Draw, line: str) -> str:
@@ -1546,6 +1570,16 @@ def _opposite_strategy(f: EpisodeFacts, d: Draw):
     return route_answer(f, d, lang, extra=[en if lang == "en" else zh], extra_first=d.coin())
 
 
+@mutation("strategy_property", correct=False, families=("route",),
+          applies=lambda f: any(s in _STRATEGY_PROPERTY for s in f.strategies))
+def _strategy_property(f: EpisodeFacts, d: Draw):
+    """Describes the route with a property its strategy excludes (这条路线收费较多 on a fewer-tolls route,
+    比较拥堵 on an avoid-congestion one): the answer says the route is what the user asked it not to be."""
+    lang = _lang(d)
+    zh, en = _STRATEGY_PROPERTY[next(s for s in f.strategies if s in _STRATEGY_PROPERTY)]
+    return route_answer(f, d, lang, extra=[d.choice(en if lang == "en" else zh)], extra_first=d.coin())
+
+
 @mutation("skip_waypoint", correct=False, families=("route",), applies=lambda f: bool(f.waypoints))
 def _skip_waypoint(f: EpisodeFacts, d: Draw):
     """``不用经过X，直接去Y``: recommends skipping the stop the user asked for."""
@@ -1684,6 +1718,8 @@ def _weather_sentence(f: EpisodeFacts, d: Draw, lang: str, *, condition: str | N
     """A weather answer; ``condition``/``temperature`` replace the true statements when given."""
     w = f.weather
     city = d.choice((f.city, "")) if lang == "zh" else f.city
+    if w.is_forecast and f.several_days and day is None and condition is None and temperature is None:
+        return _every_day(f, d, lang)  # a question about several days is answered day by day
     if w.is_forecast:
         index = f.day_index if day is None else day
         entry = w.days[index]
@@ -1807,7 +1843,7 @@ def _geo_two_components(f: EpisodeFacts, d: Draw):
         "".join("，" + c for c in chosen if c.startswith("靠近")) + "。"
 
 
-# the bridged forms are mobility_env.answer_text's, shared with MobilePA's verifier (tests/test_mobilepa_answers.py)
+# the bridged forms are mobility_env.reading.text's, shared with MobilePA's verifier (tests/test_mobilepa_answers.py)
 _FAR_DENIALS = {"zh": ("不太可能出现{}", "完全没有出现{}的可能", "不大可能有{}", "不会有任何{}", "{}的可能性不大",
                        "没怎么见到{}", "未见{}", "没见到{}", "不太可能遇到{}", "不会再有{}", "没怎么出现{}"),
                 "en": ("no chance at all of {}", "nothing like {}", "{} is unlikely", "unlikely to see {}",
@@ -1843,7 +1879,11 @@ def _ambiguous_forecast(f: EpisodeFacts) -> bool:
 @mutation("weather_all_days", correct=True, families=("weather",), applies=_ambiguous_forecast)
 def _weather_all_days(f: EpisodeFacts, d: Draw):
     """For 未来几天/这几天: every forecast day, each with its own condition and range."""
-    w, lang = f.weather, _lang(d)
+    return _every_day(f, d, _lang(d))
+
+
+def _every_day(f: EpisodeFacts, d: Draw, lang: str) -> str:
+    w = f.weather
     dates = [day.date for day in w.days]
     base = dates.index(w.updated) if w.updated in dates else 0
     parts = []
@@ -1856,6 +1896,35 @@ def _weather_all_days(f: EpisodeFacts, d: Draw):
                      f"{label}{day.condition}，{temperature_range_text(d, day.low, day.high, lang)}")
     head = d.choice(FILLERS_EN) if lang == "en" else d.choice(FILLERS_ZH) + f.city
     return head + "；".join(parts) + "。"
+
+
+def _several_days(f: EpisodeFacts) -> bool:
+    return f.weather is not None and f.weather.is_forecast and f.several_days and len(f.weather.days) >= 2
+
+
+@mutation("forecast_one_day_only", correct=False, families=("weather",), applies=_several_days)
+def _forecast_one_day_only(f: EpisodeFacts, d: Draw):
+    """A question about several days answered with its first day only (true, but not what was asked)."""
+    w = f.weather
+    dates = [day.date for day in w.days]
+    base = dates.index(w.updated) if w.updated in dates else 0
+    f_one = EpisodeFacts(**{**f.__dict__, "several_days": False})
+    return _weather_sentence(f_one, d, _lang(d), day=base)
+
+
+@mutation("forecast_day_wrong", correct=False, families=("weather",), applies=_several_days)
+def _forecast_day_wrong(f: EpisodeFacts, d: Draw):
+    """Every day of a several-day forecast, one of them with another day's temperatures (a range 3 °C off at least)."""
+    w = f.weather
+    dates = [day.date for day in w.days]
+    base = dates.index(w.updated) if w.updated in dates else 0
+    at = d.integer(base, len(w.days) - 1)
+    day = w.days[at]
+    shift = d.choice((-1, 1)) * d.integer(4, 9)
+    wrong = dataclasses.replace(day, low=day.low + shift, high=day.high + shift)
+    f_wrong = EpisodeFacts(**{**f.__dict__, "weather": dataclasses.replace(
+        w, days=tuple(wrong if i == at else x for i, x in enumerate(w.days)))})
+    return _every_day(f_wrong, d, _lang(d))
 
 
 @mutation("traffic_colloquial", correct=True, families=("traffic",))
@@ -2199,8 +2268,14 @@ def _negatable(f: EpisodeFacts) -> bool:
 @mutation("negated_state", correct=False, families=("traffic",), applies=_negatable)
 def _negated_state(f: EpisodeFacts, d: Draw):
     """``目前路况不畅通`` on a smooth road, ``一点都不堵`` on a congested one."""
+    return _state_in_words(f, d, _NEGATED_TRAFFIC, f.traffic.state)
+
+
+def _state_in_words(f: EpisodeFacts, d: Draw, table: dict[str, tuple[tuple[str, ...], tuple[str, ...]]],
+                    state: str) -> str:
+    """A traffic answer stating ``state`` in one of ``table``'s phrases (zh or en)."""
     lang = _lang(d)
-    zh, en = _NEGATED_TRAFFIC[f.traffic.state]
+    zh, en = table[state]
     return _traffic_sentence(f, d, lang, d.choice(en if lang == "en" else zh))
 
 
@@ -2303,6 +2378,359 @@ def _invisible_lookalikes(f: EpisodeFacts, d: Draw):
     made = _other_kind(f, d, False)
     return Answer("invisible_lookalikes", False, _lookalike(d, made.text, d.integer(1, 6)), made.route_index,
                   made.calls)
+
+
+# -- open-world forms: scripts, vocabularies, units and directions the readers' lists never held ---------------------
+#
+# Built from the sources, not from the reader's lists: OpenCC renders the Traditional forms, the travel modes and
+# weather phenomena are the kernel's data files read directly (not the verifier's tables), and route steps are the
+# served response's own instructions.
+
+_OPENCC_RENDERINGS = ("s2t", "s2tw", "s2twp", "s2hk")
+
+
+@lru_cache(maxsize=None)
+def _opencc(config: str) -> Callable[[str], str]:
+    import opencc
+    return opencc.OpenCC(config).convert
+
+
+def traditional(d: Draw, text: str) -> str:
+    """``text`` as a Traditional-script writer renders it (mainland, Taiwan with its phrases, or Hong Kong forms)."""
+    return _opencc(d.choice(_OPENCC_RENDERINGS))(text)
+
+
+def _plain_kind(f: EpisodeFacts, d: Draw, correct: bool) -> Answer:
+    pool = [m for m in applicable(CORRECT if correct else WRONG, f)
+            if not m.kind.startswith(("invisible", "traditional"))]
+    return d.choice(pool).make(f, d)
+
+
+@mutation("traditional_script", correct=True)
+def _traditional_script(f: EpisodeFacts, d: Draw):
+    """A correct answer of another kind written in Traditional characters (``預計用時2小時45分鐘``, ``路況暢通``,
+    Taiwan's ``捷運``, ``計程車``): the same answer to its reader."""
+    made = _plain_kind(f, d, True)
+    return Answer("traditional_script", True, traditional(d, made.text), made.route_index, made.calls)
+
+
+@mutation("traditional_wrong", correct=False)
+def _traditional_wrong(f: EpisodeFacts, d: Draw):
+    """A wrong answer of another kind (a hedge, a contradiction, a wrong value, an excluded line...) written in
+    Traditional characters (``也可能要3小時``, ``建議搭捷運前往`` on a driving route)."""
+    made = _plain_kind(f, d, False)
+    return Answer("traditional_wrong", False, traditional(d, made.text), made.route_index, made.calls)
+
+
+@lru_cache(maxsize=None)
+def _vocabulary(name: str) -> dict[str, Any]:
+    return json.loads((REPO / "mobility_env" / "reading" / "vocab" / name).read_text(encoding="utf-8"))
+
+
+_ROUTE_MODE = {"driving": "driving", "walking": "walking", "cycling": "bicycling", "transit": "transit"}
+
+
+def _mode_words(route_mode: str, fits: bool) -> list[tuple[str, str]]:
+    """(word, language) of every travel-mode family that does (or does not) describe a route of ``route_mode``
+    (walking fits a transit plan too: it has walking legs). Two-wheelers are left out of both: an e-bike on a
+    cycling route is arguable."""
+    out = []
+    for name, family in _vocabulary("travel_modes.json")["families"].items():
+        fit = _ROUTE_MODE[route_mode] in family["route_modes"] or (route_mode == "transit" and name == "walking")
+        if fit != fits or name == "two_wheeler" and route_mode == "cycling":
+            continue
+        out += [(w, "zh") for w in family["zh"] if len(w) >= 2] + [(w, "en") for w in family["en"] if len(w) >= 3]
+    return out
+
+
+def _recommend(d: Draw, word: str, lang: str) -> str:
+    if lang == "en":
+        return d.choice((f"I'd recommend going by {word}", f"best option: {word}", f"you can {word}"))
+    return d.choice((f"建议{word}", f"推荐{word}前往", f"可以{word}过去"))
+
+
+@mutation("mode_synonym", correct=True, families=("route",))
+def _mode_synonym(f: EpisodeFacts, d: Draw):
+    """The route's own mode in any of the words users name it with (徒步, 打车 on a driving route, 捷运, on foot)."""
+    word, lang = d.choice(_mode_words(f.mode, fits=True))
+    return route_answer(f, d, lang, extra=[_recommend(d, word, lang)], extra_first=d.coin())
+
+
+@mutation("wrong_mode_vocabulary", correct=False, families=("route",))
+def _wrong_mode_vocabulary(f: EpisodeFacts, d: Draw):
+    """The route's facts, recommending a mode that is not the route's, in any word for it (打车 on a walking route,
+    坐高铁, 坐飞机, 骑电动车, 坐船, take a cab)."""
+    word, lang = d.choice(_mode_words(f.mode, fits=False))
+    return route_answer(f, d, lang, extra=[_recommend(d, word, lang)], extra_first=d.coin())
+
+
+def _other_unit_distance(d: Draw, metres: float, lang: str) -> str:
+    """The distance in miles (English) or in the Chinese li (zh), rounded as people do and within 4 %."""
+    if lang == "en":
+        miles = metres / 1609.344
+        text = f"{miles:.1f} miles" if miles >= 10 else f"{miles:.2f} miles"
+        value = float(text.split()[0]) * 1609.344
+    else:
+        li = metres / 500
+        digits = 0 if li >= 20 else 1
+        value = round(li, digits) * 500
+        text = f"{round(li, digits):g}里"
+    assert relative_error(value, metres) <= 0.04, (text, metres)
+    return text
+
+
+def _other_unit_ok(f: EpisodeFacts) -> bool:
+    option = f.option
+    return option is not None and option.distance_m is not None and option.distance_m >= 400
+
+
+@mutation("other_units", correct=True, families=("route",), applies=_other_unit_ok)
+def _other_units(f: EpisodeFacts, d: Draw):
+    """The total distance in miles or in li (里): units the reader must convert, not skip."""
+    lang = _lang(d)
+    assert f.option is not None and f.option.distance_m is not None
+    return route_answer(f, d, lang, distance=_other_unit_distance(d, f.option.distance_m, lang))
+
+
+@mutation("other_unit_hedge", correct=False, families=("route",), applies=_other_unit_ok)
+def _other_unit_hedge(f: EpisodeFacts, d: Draw):
+    """The right distance, then a wrong one in another unit as an alternative (``12公里，也可能30里``)."""
+    lang = _lang(d)
+    assert f.option is not None and f.option.distance_m is not None
+    metres = f.option.distance_m
+    wrong = metres * d.choice((0.6, 0.7, 1.4, 1.6, 2.0))
+    other = _other_unit_distance(d, wrong, lang)
+    right = distance_text(d, metres, lang).text
+    distance = f"{right}, or maybe {other}" if lang == "en" else d.choice((f"{right}，也可能{other}", f"{right}或{other}"))
+    return route_answer(f, d, lang, distance=distance)
+
+
+@mutation("unitless_alternative", correct=False, families=("route",))
+def _unitless_alternative(f: EpisodeFacts, d: Draw):
+    """A duration with a second, wrong value that has no unit (``32分钟或48``, ``32 minutes, or 48``)."""
+    lang = _lang(d)
+    assert f.option is not None and f.option.duration_s is not None
+    minutes = max(1, round(f.option.duration_s / 60))
+    other = d.choice((minutes + max(8, round(minutes * 0.5)), max(1, round(minutes * 0.5))))
+    if abs(other - minutes) < max(3, 0.2 * minutes):
+        other = minutes * 2 + 7
+    right = f"{minutes} minutes" if lang == "en" else f"{minutes}分钟"
+    joined = d.choice((f"{right} or {other}", f"{right}, or maybe {other}")) if lang == "en" else \
+        d.choice((f"{right}或{other}", f"{right}，或者{other}", f"{right}，也可能{other}"))
+    return route_answer(f, d, lang, duration=joined)
+
+
+def _path_steps(f: EpisodeFacts) -> list[str]:
+    """The chosen path's step instructions as served (driving, walking), each with its length in it."""
+    if f.mode not in ("driving", "walking") or f.chosen is None:
+        return []
+    record = [r for r in f.records if r.name in ROUTE_TOOLS and r.response is not None][-1]
+    paths = _unwrap_route(record.response).get("paths") or []
+    path = paths[f.chosen] if f.chosen < len(paths) and isinstance(paths[f.chosen], dict) else {}
+    steps = [s.get("instruction") for s in path.get("steps") or [] if isinstance(s, dict)]
+    return [s.rstrip("。") for s in steps if isinstance(s, str) and re.search(r"\d(?:米|千米|公里)", s)]
+
+
+_STEP_NUMBERS = ("{n}. ", "第{zh}步：", "{n}）", "")
+
+
+def _numbered(d: Draw, steps: list[str]) -> list[str]:
+    form = d.choice(_STEP_NUMBERS)
+    return [form.format(n=i + 1, zh=cn_int(i + 1)) + step for i, step in enumerate(steps)]
+
+
+@mutation("step_by_step", correct=True, families=("route",), applies=lambda f: len(_path_steps(f)) >= 2)
+def _step_by_step(f: EpisodeFacts, d: Draw):
+    """Directions as chat models give them: the served route's first steps in order (``向东行驶3.9千米右转``), then
+    the totals: each step is one of the route's, never a competing total."""
+    steps = _path_steps(f)[:d.integer(2, 4)]
+    total = route_answer(f, d, "zh", lines=())
+    return "\n".join(_numbered(d, steps) + [total])
+
+
+_STEP_LENGTH = re.compile(r"(\d+(?:\.\d+)?)(米|千米|公里)")
+_STEP_ROAD = re.compile(r"^沿(.+?)(?:途[径经].*?)?向")
+
+
+def _road_step(f: EpisodeFacts, steps: list[str]) -> int | None:
+    """A step that names its road (沿北京东路向…), or None."""
+    named = [i for i, step in enumerate(steps) if _STEP_ROAD.match(step)]
+    return named[0] if named else None
+
+
+def _wrong_step_ok(f: EpisodeFacts) -> bool:
+    return _road_step(f, _path_steps(f)[:4]) is not None
+
+
+@mutation("wrong_step", correct=False, families=("route",), applies=_wrong_step_ok)
+def _wrong_step(f: EpisodeFacts, d: Draw):
+    """Step-by-step directions with a step on a named road given a length no step on that road has (nor the total)."""
+    steps = _path_steps(f)[:4]
+    at = _road_step(f, steps)
+    assert at is not None
+    steps = steps[:max(at + 1, d.integer(2, 4))]
+    road_match = _STEP_ROAD.match(steps[at])
+    match = _STEP_LENGTH.search(steps[at])
+    assert road_match is not None and match is not None
+    road = road_match.group(1)
+    same_road = [_step_metres(s) for s in _path_steps(f) if s.startswith(f"沿{road}")]
+    option = f.option
+    assert option is not None
+    known = [option.distance_m or 0.0, *same_road]
+    unit = 1.0 if match.group(2) == "米" else 1000.0
+    stated = float(match.group(1)) * 7 + 13
+    for factor in d.shuffled([0.4, 1.6, 2.5, 3.0]):
+        value = float(match.group(1)) * factor
+        stated = round(value) if unit == 1.0 else round(value, 1)
+        if all(abs(stated * unit - k) > 0.2 * max(k, 1.0) for k in known):
+            break
+    steps[at] = steps[at][:match.start(1)] + f"{stated:g}" + steps[at][match.end(1):]
+    return "\n".join(_numbered(d, steps) + [route_answer(f, d, "zh", lines=())])
+
+
+def _step_metres(step: str) -> float:
+    match = _STEP_LENGTH.search(step)
+    return 0.0 if match is None else float(match.group(1)) * (1.0 if match.group(2) == "米" else 1000.0)
+
+
+def _path_roads(f: EpisodeFacts) -> list[str]:
+    """The road names of the chosen path's steps, as served (driving, walking)."""
+    if f.mode not in ("driving", "walking") or f.chosen is None:
+        return []
+    record = [r for r in f.records if r.name in ROUTE_TOOLS and r.response is not None][-1]
+    paths = _unwrap_route(record.response).get("paths") or []
+    path = paths[f.chosen] if f.chosen < len(paths) and isinstance(paths[f.chosen], dict) else {}
+    roads = [s.get("road_name") for s in path.get("steps") or [] if isinstance(s, dict)]
+    return list(dict.fromkeys(r for r in roads if isinstance(r, str) and len(r) >= 3))
+
+
+#: Road names of many cities; a foreign road is one that no step of the route names (nor contains, nor is inside).
+ROAD_POOL = ("幸福大道", "解放西路", "人民南路", "中山北路", "长江大桥", "京港澳高速", "沪昆高速", "滨江大道", "学府路",
+             "金沙江路", "北环线", "东三环路", "G15沈海高速", "机场快速路", "解放大道", "西湖大道")
+
+
+def _road_core(name: str) -> str:
+    """京港澳 of G4京港澳高速, 解放 of 解放西路: what no road of the route may hold for a road to be foreign."""
+    core = re.sub(r"(?:高速公路|高速|快速路|大道|大街|公路|国道|路|街|道|线|桥)$", "", re.sub(r"^G\d+", "", name))
+    return re.sub(r"(?<=.)[东西南北中]{1,2}$", "", core)
+
+
+def _foreign_roads(f: EpisodeFacts) -> list[str]:
+    record = [r for r in f.records if r.name in ROUTE_TOOLS and r.response is not None][-1]
+    served = json.dumps(record.response, ensure_ascii=False)
+    return [r for r in ROAD_POOL if _road_core(r) not in served
+            and not any(r in road or road in r for road in _path_roads(f))]
+
+
+@mutation("main_roads", correct=True, families=("route",), applies=lambda f: bool(_path_roads(f)))
+def _main_roads(f: EpisodeFacts, d: Draw):
+    """The route's facts and the roads it travels, named as its steps name them (主要沿X、Y行驶)."""
+    roads = d.subset(_path_roads(f), 1, 3)
+    joined = "、".join(roads)
+    extra = d.choice((f"主要沿{joined}行驶", f"途经{joined}", f"经{joined}前往"))
+    return route_answer(f, d, "zh", extra=[extra], extra_first=d.coin())
+
+
+@mutation("foreign_road", correct=False, families=("route",),
+          applies=lambda f: bool(_path_roads(f)) and bool(_foreign_roads(f)))
+def _foreign_road(f: EpisodeFacts, d: Draw):
+    """The route's facts and a road it does not travel (沿幸福大道, 经京港澳高速 on a route that never takes it)."""
+    roads = d.subset(_path_roads(f), 0, 2) + [d.choice(_foreign_roads(f))]
+    joined = "、".join(d.shuffled(roads))
+    extra = d.choice((f"主要沿{joined}行驶", f"途经{joined}", f"经{joined}前往"))
+    return route_answer(f, d, "zh", extra=[extra], extra_first=d.coin())
+
+
+def _destination_named(f: EpisodeFacts) -> bool:
+    return len(f.destination) >= 2 and not re.search(r"\d+\.\d+,\d+\.\d+", f.destination)
+
+
+def _foreign_destinations(f: EpisodeFacts) -> list[str]:
+    """Names of places of other episodes (over 2 km from every place here) that neither contain nor are inside the
+    destination's name, nor any name the episode's responses hold."""
+    served = json.dumps([r.response for r in f.records], ensure_ascii=False)
+    return [p.name for p in f.foreign_places if len(p.name) >= 3 and p.name not in served
+            and p.name not in f.destination and f.destination not in p.name and "(" not in p.name]
+
+
+@mutation("destination_restated", correct=True, families=("route",), applies=_destination_named)
+def _destination_restated(f: EpisodeFacts, d: Draw):
+    """The route's facts with the asked destination restated (从当前位置前往X, 从这里到X全程…)."""
+    extra = d.choice((f"从当前位置前往{f.destination}", f"从您这里到{f.destination}", f"目的地是{f.destination}"))
+    return route_answer(f, d, "zh", extra=[extra], extra_first=True)
+
+
+@mutation("wrong_destination", correct=False, families=("route",),
+          applies=lambda f: _destination_named(f) and bool(_foreign_destinations(f)))
+def _wrong_destination(f: EpisodeFacts, d: Draw):
+    """The route's facts, told as a route to another place (前往Y, 从这里到Y, 目的地是Y for a Y not asked)."""
+    other = d.choice(_foreign_destinations(f))
+    extra = d.choice((f"从当前位置前往{other}", f"从您这里到{other}", f"目的地是{other}"))
+    return route_answer(f, d, "zh", extra=[extra], extra_first=True)
+
+
+_PHENOMENA_ADJACENT = {"rain": {"hail", "sleet", "snow"}, "snow": {"sleet", "rain"}, "sleet": {"rain", "snow"},
+                       "hail": {"rain"}, "fog": {"haze"}, "haze": {"fog", "dust"}, "dust": {"haze"},
+                       "sun": {"cloud"}, "cloud": {"sun", "overcast"}, "overcast": {"cloud"}}
+
+
+def _phenomenon_family(condition: str) -> set[str]:
+    table = _vocabulary("weather_phenomena.json")["phenomena"]
+    found = set()
+    for label, entry in table.items():
+        words = [w for w in [label, *entry.get("spellings", ())] if not w.isascii()]
+        if any(w in condition for w in words):
+            found.add(entry["family"])
+    return found
+
+
+def _foreign_phenomena(f: EpisodeFacts) -> list[tuple[str, tuple[str, ...]]]:
+    """Amap phenomena (label, English words) of a family unlike every true condition's (nor an adjacent one)."""
+    w = f.weather
+    conditions = [day.condition for day in w.days] if w.is_forecast else [w.condition]
+    true = set().union(*(_phenomenon_family(c) for c in conditions))
+    banned = true | {a for t in true for a in _PHENOMENA_ADJACENT.get(t, ())}
+    table = _vocabulary("weather_phenomena.json")["phenomena"]
+    return [(label, tuple(e.get("spellings", ()))) for label, e in table.items()
+            if e.get("answer_word", True) and "-" not in label and "/" not in label and e["family"] not in banned
+            and e["family"] not in ("wind", "unknown")]
+
+
+@mutation("phenomenon_hedge", correct=False, families=("weather",), applies=lambda f: bool(_foreign_phenomena(f)))
+def _phenomenon_hedge(f: EpisodeFacts, d: Draw):
+    """The true weather, then any other phenomenon of the Amap table as a possibility (``也可能有冰雹``,
+    ``with a chance of a tornado``)."""
+    lang = _lang(d)
+    label, english = d.choice(_foreign_phenomena(f))
+    en_words = [w for w in english if w.isascii()]
+    true = condition_text(d, _asked_condition(f), lang)
+    if lang == "en" and en_words:
+        condition = d.choice((f"{true}, with a chance of {d.choice(en_words)}", f"{true} or {d.choice(en_words)}"))
+    else:
+        lang = "zh"
+        condition = d.choice((f"{_asked_condition(f)}，也可能有{label}", f"{_asked_condition(f)}，局部{label}"))
+    return _weather_sentence(f, d, lang, condition=condition)
+
+
+COLLOQUIAL_TRAFFIC = {"畅通": (("路上车不多，很顺", "车很少，开得很快", "挺顺的", "一路绿灯，没什么车"),
+                             ("traffic is light", "the road is wide open", "hardly any traffic")),
+                      "缓行": (("车有点多，有点慢", "开不快，有点慢"), ("a bit slow", "it's crawling")),
+                      "拥堵": (("很堵，塞车", "堵车，排长队"), ("the roads are packed", "it's jammed")),
+                      "严重拥堵": (("堵得动不了", "基本寸步难行"), ("a complete standstill", "gridlocked"))}
+
+
+@mutation("traffic_colloquial_light", correct=True, families=("traffic",),
+          applies=lambda f: f.traffic.state in COLLOQUIAL_TRAFFIC
+          and not f.traffic.states_mentioned - {f.traffic.state})
+def _traffic_colloquial_light(f: EpisodeFacts, d: Draw):
+    """The state in everyday words (路上车不多，很顺; traffic is light)."""
+    return _state_in_words(f, d, COLLOQUIAL_TRAFFIC, f.traffic.state)
+
+
+@mutation("traffic_colloquial_wrong", correct=False, families=("traffic",), applies=lambda f: bool(_wrong_states(f)))
+def _traffic_colloquial_wrong(f: EpisodeFacts, d: Draw):
+    """A wrong state in everyday words (很堵，塞车 on a free-flowing road; traffic is light on a jammed one)."""
+    return _state_in_words(f, d, COLLOQUIAL_TRAFFIC, d.choice(_wrong_states(f)))
 
 
 # ----------------------------------------------------------------------------------------

@@ -137,7 +137,7 @@ def test_a_mode_turned_down_is_not_recommended(text, modes):
 def test_the_answer_is_read_without_its_markdown(text, plain):
     """A chat model's formatting is no claim: 3小时12分钟 in bold pieces was read as 3 hours (found by formatting
     reference answers as a model does); a bare * between digits stays."""
-    from mobility_env.answer_text import plain_answer
+    from mobility_env.reading.text import plain_answer
 
     assert plain_answer(text) == plain
 
@@ -146,11 +146,11 @@ def test_the_answer_is_read_without_its_markdown(text, plain):
 @given(st.text(alphabet=st.sampled_from(list("*_~`#>[]()\n 天安门5a-℃")) | st.characters(), max_size=300))
 def test_reading_without_markdown_only_removes(text):
     """Any text (lone surrogates, runs of brackets or stars) is read: never longer, unchanged without markdown."""
-    from mobility_env.answer_text import plain_answer
+    from mobility_env.reading.text import plain_answer
 
     plain = plain_answer(text)
     assert isinstance(plain, str) and len(plain) <= len(text)
-    if not any(ch in text for ch in "*_~`#>[") and text.isascii():
+    if not any(ch in text for ch in "*_~`#>[-+") and text.isascii():  # markdown marks, list bullets (- , + )
         assert plain == text
 
 
@@ -162,7 +162,7 @@ def test_reading_without_markdown_only_removes(text):
 def test_the_answer_is_read_as_the_user_sees_it(text, plain):
     """Characters nobody sees hid a wrong amount from the parser (25分钟或35\u200b分钟 was read as 25 minutes alone),
     look-alike letters a wrong travel mode (wаlk with a Cyrillic а); a word of another script stays."""
-    from mobility_env.answer_text import plain_answer
+    from mobility_env.reading.text import plain_answer
 
     assert plain_answer(text) == plain
 
@@ -175,7 +175,7 @@ INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u202a\u202e\u2066\u034f\
        st.lists(st.tuples(st.integers(0, 200), st.sampled_from(INVISIBLE)), max_size=6))
 def test_invisible_characters_change_nothing(text, inserted):
     """Put invisible characters anywhere in any text: it is read as without them."""
-    from mobility_env.answer_text import plain_answer
+    from mobility_env.reading.text import plain_answer
 
     spiked = text
     for at, char in inserted:

@@ -48,7 +48,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from answer_mutators import BLANK_FILLERS, ZERO_WIDTH, Draw, HypothesisDraw, RandomDraw, _lookalike, _sprinkled
+import answer_mutators as am  # noqa: E402
+from answer_mutators import (BLANK_FILLERS, ZERO_WIDTH, Draw, HypothesisDraw, RandomDraw, _lookalike, _sprinkled,
+                             traditional)
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -172,7 +174,8 @@ def same_amount(kind: str, value: int, draw: Draw) -> str:
     if kind == "distance":
         whole, tenth = divmod(round(value / 100), 10)  # 23942 m: 二十三点九公里
         forms = [f"{value} metres", f"{value:,} meters", f"{value / 1000:.2f} km", f"{value}米",
-                 f"{round(value / 1000)} km" if value >= 1000 else f"{value} m", f"{zh_numeral(whole)}点{_ZH[tenth]}公里"]
+                 f"{round(value / 1000)} km" if value >= 1000 else f"{value} m", f"{zh_numeral(whole)}点{_ZH[tenth]}公里",
+                 f"{value / 1609.344:.3f} miles", f"{value / 500:.3f}里"]  # units the reader converts (里 = 500 m)
         return draw.choice(forms)
     if kind == "temperature":
         return draw.choice([f"{value} degrees Celsius", f"{value} °C", f"{value}摄氏度", zh_numeral(value) + "度",
@@ -348,6 +351,8 @@ PARAPHRASES: dict[str, tuple[Callable[[Facts], bool], Callable[[Facts, Draw], st
     "invisible_chars": (lambda f: True, lambda f, draw: _sprinkled(
         draw, realistic(f, draw), ZERO_WIDTH, draw.integer(1, 4), after_numbers=True)),
     "lookalikes": (lambda f: True, lambda f, draw: _lookalike(draw, realistic(f, draw), draw.integer(1, 6))),
+    # written in Traditional characters (mainland, Taiwan with its phrases, Hong Kong): the same answer to its reader
+    "traditional": (lambda f: True, lambda f, draw: traditional(draw, draw.choice((honest, realistic))(f, draw))),
 }
 DENIED_BY_DESIGN: set[str] = set()  # paraphrases the verifier may deny by design (none since verdict version 6)
 
@@ -433,7 +438,80 @@ ATTACKS: dict[str, tuple[Callable[[Facts], bool], Callable[[Facts, Draw], str]]]
         draw, _an_attack(f, draw), ZERO_WIDTH + BLANK_FILLERS, draw.integer(1, 3), after_numbers=True)),
     "lookalike_hedge": (lambda f: bool(_attacks_for(f)), lambda f, draw: _lookalike(
         draw, _an_attack(f, draw), draw.integer(1, 6))),
+    "traditional_hedge": (lambda f: bool(_attacks_for(f)), lambda f, draw: traditional(draw, _an_attack(f, draw))),
+    # a condition or state outside the task's own word lists: any phenomenon of the Amap table, everyday traffic words
+    "foreign_condition": (lambda f: bool(_foreign_conditions(f)), lambda f, draw: foreign_condition(f, draw)),
+    # a second time of day or phone number offered as a possibility (08:00，也可能是10:00; 185… or 185…)
+    "time_or_id_hedge": (lambda f: bool(_time_or_id_groups(f)), lambda f, draw: time_or_id_hedge(f, draw)),
+    "unitless_alternative": (lambda f: bool(_quantity_groups(f)), lambda f, draw: unitless_alternative(f, draw)),
 }
+
+
+def _foreign_conditions(f: Facts) -> list[str]:
+    """Words stating a condition or state unlike the gold's, from the kernel's data read directly (the Amap phenomena
+    of another family and not adjacent to it; everyday traffic words of another state)."""
+    if f.family in ("weather_now", "rain_alarm") and f.word:
+        families = {e["family"] for label, e in am._vocabulary("weather_phenomena.json")["phenomena"].items()
+                    if label == f.word or f.word in e.get("spellings", ()) or label in f.word}
+        banned = families | {a for x in families for a in am._PHENOMENA_ADJACENT.get(x, ())} | {"wind", "unknown"}
+        return [w for label, e in am._vocabulary("weather_phenomena.json")["phenomena"].items()
+                if e.get("answer_word", True) and e["family"] not in banned and "-" not in label
+                for w in [label, *e.get("spellings", ())] if "/" not in w]
+    if f.family == "traffic_now" and f.word in am.COLLOQUIAL_TRAFFIC:
+        near = {"畅通": {"畅通"}, "缓行": {"缓行", "拥堵"}, "拥堵": {"拥堵", "缓行", "严重拥堵"},
+                "严重拥堵": {"严重拥堵", "拥堵"}}[f.word]
+        return [w for state, (zh, en) in am.COLLOQUIAL_TRAFFIC.items() if state not in near for w in zh + en]
+    return []
+
+
+def foreign_condition(f: Facts, draw: Draw) -> str:
+    """The honest answer, then a condition or state the record contradicts, asserted (``也会有冰雹``, ``沙塵暴``
+    in Traditional, ``路上车不多，很顺`` on a jammed road)."""
+    word = draw.choice(_foreign_conditions(f))
+    said = draw.choice([f"，也会有{word}。", f"，局部{word}。", f" Also expect {word}.", f"，{word}。"])
+    text = honest(f, draw).rstrip("。.") + said
+    return traditional(draw, text) if draw.coin() else text
+
+
+_CLOCK_SPELLING = re.compile(r"^(\d{1,2}):(\d{2})$")
+_ID_SPELLING = re.compile(r"^\d{7,}$")
+
+
+def _time_or_id_groups(f: Facts) -> list[str]:
+    """The gold's spellings that are a 24-hour time (``08:00``) or a number of seven digits or more."""
+    return [s for group, _ in f.groups for s in group if _CLOCK_SPELLING.match(s) or _ID_SPELLING.match(s)]
+
+
+def time_or_id_hedge(f: Facts, draw: Draw) -> str:
+    """The honest answer with another time of day (one to five hours off, not a reading of the same on a 12-hour
+    dial) or another number of the same length (its last four digits changed) offered after the gold's."""
+    spelling = draw.choice(_time_or_id_groups(f))
+    clock = _CLOCK_SPELLING.match(spelling)
+    if clock:  # never a time the reference answer states (another record of the day is no hedge)
+        hours = [(int(clock.group(1)) + step) % 24 for step in (1, 2, 3, 5)]
+        hours = [h for h in hours if f"{h:02d}:{clock.group(2)}" not in f.task.oracle_answer] or [hours[0]]
+        other = f"{draw.choice(hours):02d}:{clock.group(2)}"
+    else:
+        tail = f"{(int(spelling[-4:]) + draw.integer(1, 9998)) % 10000:04d}"
+        other = spelling[:-4] + tail
+    joiner = draw.choice(["，也可能是{}", "，或者{}", " or maybe {}", "（或{}）"])
+    return honest(f, draw).rstrip("。.") + joiner.format(other) + "。"
+
+
+def unitless_alternative(f: Facts, draw: Draw) -> str:
+    """The honest answer with a second amount with no unit right after one of its amounts, offered as a possibility
+    (``25分钟，也可能32``, ``6°C, or maybe 85``)."""
+    chosen, _ = draw.choice(_quantity_groups(f))
+    joiner = draw.choice(["，也可能{}", "，或者{}", " or maybe {}", "或{}"])
+
+    def spell(group: list[str], q: Any) -> str:
+        spelling = draw.choice(group)
+        if group is not chosen:
+            return spelling
+        m = re.search(r"\d+(?:\.\d+)?", spelling)
+        assert m is not None
+        return spelling + joiner.format(re.sub(r"[^\d.]", "", shifted(m.group(0), draw, "random")))
+    return honest(f, draw, spell)
 
 
 def _attacks_for(f: Facts) -> list[Callable[[Facts, Draw], str]]:

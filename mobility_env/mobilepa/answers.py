@@ -17,13 +17,15 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Iterable
 
-from ..answer_text import EN_FAR_DENIAL, ZH_FAR_DENIAL, plain_answer
+from ..reading import vocabulary
+from ..reading.numerals import written_in_digits
+from ..reading.text import EN_FAR_DENIAL, ZH_FAR_DENIAL, read_answer
 
 
 def normalized(text: str) -> str:
-    """A text as answers are compared: without its markdown (:func:`mobility_env.answer_text.plain_answer`), NFKC
-    (full-width digits and signs, ``℃`` → ``°C``), then case-folded."""
-    return unicodedata.normalize("NFKC", plain_answer(text)).casefold()
+    """A text as answers are compared: as the kernel reads it (:func:`mobility_env.reading.text.read_answer`: no
+    markdown, Simplified characters), NFKC (full-width digits and signs, ``℃`` → ``°C``), then case-folded."""
+    return unicodedata.normalize("NFKC", read_answer(text)).casefold()
 
 
 _EN_NEGATORS = frozenset({"no", "not", "never", "without", "neither", "nor", "none", "cannot"})
@@ -156,18 +158,22 @@ class Quantity:
 
 QUANTITY_KINDS = ("duration", "distance", "temperature", "percent")
 _HALF = Fraction(1, 2)
-# unit spelling (normalized) -> (kind, factor to the base unit, offset added before the factor)
+# unit spelling (normalized) -> (kind, factor to the base unit, offset added before the factor). Distances, durations
+# and temperatures are the kernel's vocabulary (mobility_env.reading.vocabulary.units: 里, 英里, 公尺, °F ...), read in
+# this reader's base units (metres, minutes, °C); a half hour (个半小时) and days are read elsewhere or not at all here.
 _UNITS: dict[str, tuple[str, Fraction, Fraction]] = {}
+_GUARDS: dict[str, str] = {}
+for _unit in vocabulary.units():
+    if _unit.spelling in ("个半小时", "天", "days", "day"):
+        continue
+    _factor = Fraction(str(_unit.factor)).limit_denominator(1000)
+    _name = normalized(_unit.spelling)
+    _UNITS[_name] = (_unit.kind, _factor / 60 if _unit.kind == "duration" else _factor, Fraction(_unit.offset))
+    _GUARDS[_name] = _unit.guard
 for _kind, _factor, _offset, _names in (
-        ("duration", Fraction(60), Fraction(0), "个小时 小时 個小時 小時 个钟头 钟头 個鐘頭 鐘頭 hours hour hrs hr h"),
-        ("duration", Fraction(1), Fraction(0), "分钟 分鐘 分 minutes minute mins min ′ '"),
-        ("duration", Fraction(1, 60), Fraction(0), "秒钟 秒鐘 秒 seconds second secs sec"),
-        ("distance", Fraction(1000), Fraction(0), "公里 千米 kilometres kilometre kilometers kilometer kms km"),
-        ("distance", Fraction(1609344, 1000), Fraction(0), "miles mile mi"),
-        ("distance", Fraction(1), Fraction(0), "米 metres metre meters meter m"),
-        ("temperature", Fraction(1), Fraction(0), "摄氏度 攝氏度 °c degrees_celsius degree_celsius celsius 度 degrees "
-                                                  "degree deg c °"),
-        ("temperature", Fraction(5, 9), Fraction(-32), "华氏度 華氏度 °f degrees_fahrenheit degree_fahrenheit fahrenheit f"),
+        ("duration", Fraction(1), Fraction(0), "′ '"),
+        ("temperature", Fraction(1), Fraction(0), "degrees_celsius degree_celsius deg c"),
+        ("temperature", Fraction(5, 9), Fraction(-32), "degree_fahrenheit f"),
         ("percent", Fraction(1), Fraction(0), "% percent per_cent"),
         ("speed", Fraction(1), Fraction(0), "km/h kmh kph 公里/小时 公里每小时 千米/小时 mph m/s 米/秒")):
     for _name in _names.split():
@@ -178,16 +184,16 @@ def _unit_pattern(names: Iterable[str]) -> str:
     def one(name: str) -> str:
         tail = "(?![a-z])" if name[-1].isascii() and name[-1].isalpha() else "(?![之钱])" if name == "分" else \
             "(?![a-z0-9])" if name in ("'", "′") else ""
-        return re.escape(name).replace(r"\ ", r"\s+") + tail
+        return re.escape(name).replace(r"\ ", r"\s+") + tail + _GUARDS.get(name, "")
     return "|".join(one(n) for n in sorted(names, key=len, reverse=True))
 
 
-_ZH_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_ZH_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "俩": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _EN_ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen " \
            "seventeen eighteen nineteen".split()
 _EN_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
 _ARABIC = r"(?:(?<![\d.])[-−](?=[\d.]))?(?:\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)"
-_ZH = "[零〇一二两三四五六七八九十百千]+"
+_ZH = "[零〇一二两俩三四五六七八九十百千]+"
 _EN = rf"(?<![a-z])(?:(?:{'|'.join(_EN_TENS)})(?:[-\s](?:{'|'.join(_EN_ONES[1:10])}))?|{'|'.join(_EN_ONES)})(?![a-z])"
 _NUM = rf"(?:{_ARABIC}|{_ZH}|{_EN})"
 _ARTICLE = r"(?<![a-z])an?(?=\s+(?:half|hour|minute|second|kilomet|mile|met|degree))"
@@ -205,10 +211,12 @@ _SCAN = re.compile("|".join((
     rf"(?P<zh_decimal>(?P<zd>{_ZH}点[零〇一二三四五六七八九]+)\s*(?P<zdu>公里|千米|米|摄氏度|度|%))",
     rf"(?P<clock>\d{{4}}[-/.]\d{{1,2}}[-/.]\d{{1,2}}(?!\d)|\d{{1,2}}:\d{{2}}(?::\d{{2}})?(?!\d)(?!\s*-?\s*(?:{_UNIT}))|"
     rf"(?:\d{{1,2}}|[零〇一二两三四五六七八九十]{{1,3}})点(?:半|整|钟|(?:\d{{1,2}}|[零〇一二三四五六七八九十]{{1,3}})分(?![钟之钱]))?)",
-    rf"(?P<q>(?P<neg>零下|负|minus\s+)?(?P<n>{_NUM}|{_ARTICLE})"
+    rf"(?P<q>(?P<neg>零下|负|minus\s+)?(?P<scale>华氏\s*)?(?P<n>{_NUM}|{_ARTICLE})"
     rf"(?P<more>多|余|来|-odd|-something)?\s*-?\s*(?P<u>{_UNIT}))",
     rf"(?P<bare>{_NUM})")))
-_LINK = re.compile(r"\s*(?:[,、/~〜\-–—±]|\+/?-|or|to|and|或者?|到|至|和|与|及)?\s*(?:(?:or|and|或者?|到)\s*)?")
+# range and list words, and the words that offer a second value as a possibility (or maybe 30, 也可能30)
+_LINK = re.compile(r"\s*(?:[,、/~〜\-–—±]|\+/?-|or|to|and|或者?|到|至|和|与|及)?\s*(?:(?:or|and|或者?|到)\s*)?"
+                   r"(?:(?:maybe|perhaps|possibly)\s+|(?:也|还)?(?:可能|或许|也许)(?:是|要|会)?\s*)?")
 _FOLLOW = re.compile(r"\s*(?:$|[,、/;:.。!?)~〜\-–—±+]|(?:or|to|and)(?![a-z])|或|到|至|和|与|及)")
 _LABEL = re.compile(r"(?:(?:route|option|plan|path|line|no\.?|number|#|bus|step|stop|level|force|index|aqi|"
                     r"(?<![a-z])(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|"
@@ -291,6 +299,8 @@ def _token(m: re.Match[str]) -> tuple[str, Any]:
     if group == "q":
         value, tolerance = _number(m["n"])
         unit = re.sub(r"\s+", " ", m["u"])
+        if m["scale"] and _UNITS[unit][0] == "temperature":
+            unit = "华氏度"  # 华氏61度: Fahrenheit named before the number
         if not m["more"]:
             return "q", _quantity(text, -value if m["neg"] else value, tolerance, unit)
         step = Fraction(10 ** (len(m["n"]) - len(m["n"].rstrip("0")))) if m["n"].isdigit() else 2 * tolerance
@@ -313,12 +323,14 @@ def stated_quantities(text: str) -> list[Quantity]:
     :data:`QUANTITY_KINDS` (``25分钟``, ``1 h 5 min`` = 65 min, ``一个半小时``, ``half an hour``, ``23.9 km``,
     ``1公里200米``, ``二十三点九公里``, ``16°C``, ``61°F``, ``零下3度``, ``40%``, ``百分之四十``); a bare number
     joined to one by range or list words shares its unit (``25–30 min``, ``25或30分钟``, ``10, 15, 20 min``,
-    ``25 min ± 5`` state each value); ``30多分钟`` / ``30-odd minutes`` is 30 to 40 minutes; a bare number joined
+    ``25 min ± 5`` state each value; between two quantities it is read in the units of both: each reading is a
+    claim); ``30多分钟`` / ``30-odd minutes`` is 30 to 40 minutes; a bare number joined
     to none (``… or maybe 30``, ``也可能三十``; see :func:`_standing_alone`) is a ``"number"``; a speed
     (``57 km/h``) is a ``"speed"``, not a distance. A number that labels something (``route 1``, ``路线1``,
     ``G4``, ``¥9``, ``level 3``, ``Nov 23``) or that another word follows (``7个红绿灯``, ``3 transfers``) is
     none of these, nor are times of day and dates (``8:30``, ``8点30分``, ``2025-11-23``)."""
-    text = normalized(text)
+    # the kernel's numerals: one reading of 一万五千米, 俩小时 for both suites
+    text = written_in_digits(normalized(text), min_run=2)
     tokens: list[tuple[int, int, str, Any]] = []
     for m in _SCAN.finditer(text):
         label = _LABEL.search(text[max(0, m.start() - 12):m.start()])
@@ -335,10 +347,13 @@ def stated_quantities(text: str) -> list[Quantity]:
             start, end, kind, payload = tokens[i]
             if kind == "q":
                 out.append(payload)
-            elif carriers:  # the nearest quantity of the run, the next one first ("25 or 30 min")
-                unit = tokens[min(carriers, key=lambda c: (c < i, abs(c - i)))][3].unit
+            elif carriers:  # read in the unit of the nearest quantity on each side: "25 or 30 min" (the next one),
+                # "32.2 km, or 16.8, 34 min" (the one it is offered against, and the next): each reading is a claim
+                before = [c for c in carriers if c < i]
+                after = [c for c in carriers if c > i]
+                units = dict.fromkeys(tokens[c][3].unit for c in (after[:1] + before[-1:]))
                 value, tolerance = payload
-                out.append(_quantity(text[start:end], value, tolerance, unit))
+                out.extend(_quantity(text[start:end], value, tolerance, unit) for unit in units)
             elif _standing_alone(text[start:end]):
                 out.append(Quantity("number", payload[0], payload[1], text[start:end]))
     run: list[int] = []

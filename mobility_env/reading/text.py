@@ -1,7 +1,8 @@
-"""A final answer as it is read: the text a chat model wrote, without its markdown.
+"""A final answer as it is read: the text a chat model wrote, without its markdown, in one script.
 
 Both verifiers (``mobility_rewards.verify`` for MobilityBench-v0, ``mobility_env.mobilepa.answers`` for
-MobilePA-v0) read answers through :func:`plain_answer`, and a word as denied from a distance with
+MobilePA-v0) read answers through :func:`read_answer` (:func:`plain_answer`, then Traditional characters as
+Simplified: :mod:`mobility_env.reading.script`), and a word as denied from a distance with
 :data:`ZH_FAR_DENIAL` and :data:`EN_FAR_DENIAL`. In :func:`plain_answer`, emphasis (``**…**``, ``__…__``,
 ``*…*``, ``~~…~~``), code marks, heading and quote marks at line starts, and link targets are no claims, and left
 in they split amounts (``**3小时****12分钟**`` was read as 3 hours) or signs (``-**4℃**`` as 4℃). A bare ``*``
@@ -15,7 +16,10 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_MARKDOWN = re.compile(r"\*\*|__|~~|`|^\s{0,3}#{1,6}\s+|^\s{0,3}>\s?", re.MULTILINE)
+from .script import simplified
+
+# a list bullet (- , * , + at a line start, then a space) is no minus sign: "- 20到27度" is 20 to 27 degrees
+_MARKDOWN = re.compile(r"\*\*|__|~~|`|^\s{0,3}#{1,6}\s+|^\s{0,3}>\s?|^\s{0,3}[-*+•]\s+", re.MULTILINE)
 _MARKDOWN_EMPHASIS = re.compile(r"(?<![*A-Za-z0-9])\*(?=\S)([^*\n]{1,200}?)(?<=\S)\*(?![*A-Za-z0-9])")  # *斜体*; not 5*3
 # link text holds no bracket: a run of "[" fails at once at each one (1 MB of "[" took 1.25 s when it could hold one)
 _MARKDOWN_LINK = re.compile(r"\[([^\[\]\n]{1,200})\]\([^()\s]{0,500}\)")
@@ -63,9 +67,15 @@ def plain_answer(answer: str) -> str:
     ``-**4℃**`` -> ``-4℃``, ``[天安门](https://…)`` -> ``天安门``, ``35\u200b分钟`` -> ``35分钟``)."""
     if not answer.isascii():  # what the user sees: no invisible characters, Latin words and digits as they show
         answer = _OTHER_DIGIT.sub(_ascii_digit, _WORD.sub(_latin_word, _INVISIBLE.sub("", answer)))
-    if not any(ch in answer for ch in "*_~`#>["):
+    if not any(ch in answer for ch in "*_~`#>[-+•"):
         return answer
     return _MARKDOWN.sub("", _MARKDOWN_EMPHASIS.sub(r"\1", _MARKDOWN_LINK.sub(r"\1", answer)))
+
+
+def read_answer(answer: str) -> str:
+    """The answer as every claim reader reads it: :func:`plain_answer`, in Simplified characters
+    (``**預計2小時45分鐘**`` -> ``预计2小时45分钟``)."""
+    return simplified(plain_answer(answer))
 
 
 # Denials that stand further from the word they deny, matched against the text right before the word (each

@@ -1,0 +1,188 @@
+"""The kernel's answer reader (mobility_env/reading/): one normalisation, one set of numerals and vocabularies, read
+the same way by both suites.
+
+* a shared corpus read through MobilityBench's quantity readers (:mod:`mobility_rewards.units` over
+  :func:`mobility_rewards.claims.normalize_answer`) and MobilePA's (:func:`mobility_env.mobilepa.answers.
+  stated_quantities`) gives identical distances, durations and temperatures (they disagreed on 一万五千米, "one hundred
+  and twenty minutes" and 俩小时 before);
+* reading is invariant under Traditional script (OpenCC renderings), full-width forms and numerals written as words;
+* the vocabularies cover what the evidence holds: every weather condition and traffic state of the bundled set, the
+  real sample and the synthetic worlds is read, and every route tool's mode has a travel-mode family.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mobility_env.mobilepa.answers import stated_quantities
+from mobility_env.reading import read_answer, simplified, vocabulary
+from mobility_env.reading.numerals import written_in_digits
+from mobility_rewards.claims import (MODE_ROUTES, TRAFFIC_STATE_CODES, normalize_answer, stated_modes,
+                                     weather_labels_of)
+from mobility_rewards.units import parse_distances, parse_durations, parse_temperatures
+
+sys.path.insert(0, str(Path(__file__).parent))
+import answer_mutators as am  # noqa: E402
+
+#: Answers both suites read; each states distances, durations or temperatures with units (no ranges, no bare numbers:
+#: those are hedges, judged by each suite's hedge rule).
+SHARED_CORPUS = (
+    "全程15公里，大约需要40分钟。",
+    "全程一万五千米，大约需要俩小时。",
+    "It is fifteen kilometres and takes one hundred and twenty minutes.",
+    "預計用時2小時45分鐘，全程66.9公里。",
+    "預計用時兩個半小時，全程二十三點九公里。",
+    "大约30里路，步行要一个半小时。",
+    "About 9.3 miles, 25 minutes.",
+    "The walk is 850 metres (about twelve minutes).",
+    "今天晴，气温20℃，明天多云，最低零下3度。",
+    "Currently 61°F and sunny.",
+    "华氏61度，多云。",
+    "１２公里，３５分钟。",
+    "约十二点三公里，需要三十七分钟。",
+    "全程3公尺，1分钟就到。",
+    "路程2 km 400 m? no: 2.4 km, 1h 5min.",
+    "打車大概二十分鐘，車程八公里。",
+)
+
+
+def _mobilitybench(text: str) -> list[tuple[str, float]]:
+    normalized = normalize_answer(text)
+    return sorted([("distance", round(q.value, 1)) for q in parse_distances(normalized)]
+                  + [("duration", round(q.value / 60, 2)) for q in parse_durations(normalized)]
+                  + [("temperature", round(t, 1)) for t in parse_temperatures(normalized)])
+
+
+def _mobilepa(text: str) -> list[tuple[str, float]]:
+    return sorted((q.kind, round(float(q.value), 1 if q.kind != "duration" else 2)) for q in stated_quantities(text)
+                  if q.kind in ("distance", "duration", "temperature"))
+
+
+@pytest.mark.parametrize("text", SHARED_CORPUS)
+def test_both_suites_read_the_same_quantities(text):
+    mobilitybench, mobilepa = _mobilitybench(text), _mobilepa(text)
+    assert mobilitybench, text
+    assert mobilitybench == mobilepa, (text, mobilitybench, mobilepa)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("一万五千米", [("distance", 15000.0)]),
+    ("one hundred and twenty minutes", [("duration", 120.0)]),
+    ("俩小时", [("duration", 120.0)]),
+    ("30里路。", [("distance", 15000.0)]),
+    ("5 miles", [("distance", 8046.7)]),
+    ("61°F", [("temperature", 16.1)]),
+])
+def test_the_cases_the_readers_disagreed_on(text, expected):
+    assert _mobilitybench(text) == expected
+    assert _mobilepa(text) == expected
+
+
+def test_li_is_a_unit_only_where_it_is_one():
+    """里 is the Chinese li (500 m) after an amount, but 三里屯, 八里庄 and 十里路口 are places."""
+    for text in ("三里屯附近", "八里庄路口", "坐288路(十里路口公交场站)", "五里店站"):
+        assert [q.value for q in parse_distances(normalize_answer(text))] == [], text
+        assert _mobilepa(text) == [], text
+
+
+# ------------------------------------------------------------------------------------------- invariances
+_SENTENCES = st.tuples(st.integers(1, 999), st.integers(1, 300), st.integers(-20, 40),
+                       st.sampled_from(("全程{d}公里，需要{m}分钟，气温{t}℃。", "距离{d}米，步行{m}分钟，现在{t}度。",
+                                        "预计{m}分钟到达，路程{d}千米，当前温度{t}摄氏度。")))
+
+
+def _fullwidth(text: str) -> str:
+    return "".join(chr(ord(ch) + 0xFEE0) if "!" <= ch <= "~" else ch for ch in text)
+
+
+@settings(max_examples=120, deadline=None, derandomize=True, database=None)
+@given(_SENTENCES, st.sampled_from(("s2t", "s2tw", "s2twp", "s2hk")))
+def test_reading_is_invariant_under_script_width_and_numerals_in_words(sentence, config):
+    distance, minutes, temperature, template = sentence
+    text = template.format(d=distance, m=minutes, t=temperature)
+    read = _mobilitybench(text)
+    assert read == _mobilepa(text)
+    renderings = {
+        "traditional": am._opencc(config)(text),
+        "full-width": _fullwidth(text),
+        "numerals in words": template.format(d=am.cn_int(distance), m=am.cn_int(minutes),
+                                             t=am.cn_int(temperature) if temperature >= 0 else
+                                             "零下" + am.cn_int(-temperature)),
+    }
+    for name, rendered in renderings.items():
+        assert _mobilitybench(rendered) == read, (name, rendered)
+        assert _mobilepa(rendered) == read, (name, rendered)
+
+
+def test_simplified_is_idempotent_and_keeps_what_it_cannot_encode():
+    text = "預計用時2小時45分鐘，搭捷運，計程車，社區衞生服務中心"
+    once = simplified(text)
+    assert once == "预计用时2小时45分钟，搭捷运，出租车，社区卫生服务中心"
+    assert simplified(once) == once
+    assert simplified("全程\ud800公里") == "全程\ud800公里"  # a lone surrogate: read around, not an error
+    assert read_answer("**預計2小時**") == "预计2小时"
+    assert written_in_digits("一万五千米，俩小时，二十三点九公里") == "15000米，2小时，23.9公里"
+
+
+# ------------------------------------------------------------------------------------------- vocabularies
+def test_every_travel_mode_word_names_its_family():
+    for family in vocabulary.travel_modes():
+        name = next(n for n, routes in MODE_ROUTES.items() if routes == family.route_modes and (
+            n == family.name or len(family.route_modes) == 1 and family.name != "taxi"))
+        for word in family.spellings:
+            assert name in stated_modes(f"建议{word}前往" if not word.isascii() else f"I suggest you {word} there"), \
+                (family.name, word)
+
+
+@pytest.mark.parametrize("text, modes", [
+    ("建議搭捷運前往", {"transit"}), ("打车过去", {"taxi"}), ("坐高铁最快", {"rail"}), ("可以骑电动车", {"two_wheeler"}),
+    ("坐动车", {"rail"}), ("也可以坐飞机", {"flight"}), ("徒步前往", {"walking"}), ("可以BRT过去", {"transit"}),
+    ("走到火车站", set()), ("到地铁口", set()), ("去飞机场", set()), ("hail a cab", {"taxi"}),
+])
+def test_modes_outside_the_old_lists(text, modes):
+    assert stated_modes(text) == modes
+
+
+def _evidence_conditions() -> tuple[set[str], set[str]]:
+    facts, _ = am.load_usable()
+    conditions, states = set(), set()
+    for f in facts:
+        if f.weather is not None:
+            conditions.add(f.weather.condition)
+            conditions.update(day.condition for day in f.weather.days)
+        if f.traffic is not None:
+            states.add(f.traffic.state)
+            states.update(f.traffic.states_mentioned)
+    return {c for c in conditions if c}, {s for s in states if s}
+
+
+def test_every_recorded_condition_and_state_is_in_the_vocabularies():
+    """The real sample, the bundled set and the synthetic world's tables use nothing the vocabularies lack."""
+    from mobility_env.mobilepa.generate_phrases import CONDITION_WORDS, TRAFFIC_WORDS
+    from mobility_env.synth.names import WEATHER_CONDITIONS
+    from mobility_env.synth.world import TRAFFIC_STATES
+
+    conditions, states = _evidence_conditions()
+    assert conditions and states
+    for condition in conditions | set(WEATHER_CONDITIONS) | set(CONDITION_WORDS):
+        assert weather_labels_of(condition), condition
+    for state in states | set(TRAFFIC_STATES) | set(TRAFFIC_WORDS):
+        assert state in TRAFFIC_STATE_CODES or state == "未知", state
+
+
+def test_every_amap_phenomenon_is_read_in_the_evidence():
+    for phenomenon in vocabulary.weather_phenomena():
+        if phenomenon.family != "unknown":
+            assert weather_labels_of(phenomenon.label), phenomenon.label
+
+
+def test_units_convert_to_their_base():
+    factors = {u.spelling: u.factor for u in vocabulary.units()}
+    assert factors["里"] == 500 and math.isclose(factors["英里"], 1609.344) and factors["公尺"] == 1
+    assert factors["刻钟"] == 900
