@@ -325,7 +325,7 @@ _DESTINATION_STATED = re.compile(rf"(?:前往|去往|开往|目的地(?:是|为)
                                  rf"([^\s，,。；;！!？?、（(]{{2,24}}?){_DESTINATION_END}|"
                                  rf"从[ \t]*[^\s，,。；;]{{1,24}}?[ \t]*(?:出发[ \t]*)?(?:到|至)[ \t]*"
                                  rf"([^\s，,。；;！!？?、（(]{{2,24}}?){_DESTINATION_END}")
-_NO_PLACE = re.compile(r"^(?:那里|那儿|目的地|终点|您的目的地|你的目的地|这里|该地|此地|对面|附近)$")
+_NO_PLACE = re.compile(r"^(?:那里|那儿|那边|过去|目的地|终点|您的目的地|你的目的地|这里|该地|此地|对面|附近)$")
 
 
 def _destination_checks(episode: Episode, answer: str, calls: list[CallRecord], verdict: Verdict) -> None:
