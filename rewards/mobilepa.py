@@ -74,6 +74,7 @@ from mobility_env.mobilepa.episode import PhoneCall, PhoneTrajectory
 from mobility_env.mobilepa.outcome_claims import FAILURE, SUCCESS, claimed_outcome
 from mobility_env.mobilepa.state import TABLES, PhoneState, TableChanges
 from mobility_env.reading import vocabulary
+from mobility_env.reading.script import in_mainland_words
 from mobility_env.reading.clock import ClockClaim, clock_claims, clock_matches
 from mobility_env.reading.normalized import normalize_answer
 from mobility_env.mobilepa.tasks import GENERATED_COLUMNS, GoldBehaviour, PhoneTask, normalize_delta
@@ -215,7 +216,9 @@ def _answer_checks(verdict: Verdict, task: PhoneTask, behaviour: GoldBehaviour, 
         verdict.add("answer_mentions", ok, expected=group, stated=answer[:200],
                     reason="" if ok else f"the answer does not name {group[0]!r}")
     if behaviour.answer_mentions:
-        stuffed = [value for value in answer_distractors(task) if _states(text, value)]
+        # another record, also written in Taiwan's words (專案評審 for 项目评审): either reading states it
+        readings = (text, _in_mainland_words(answer))
+        stuffed = [value for value in answer_distractors(task) if any(_states(r, value) for r in readings)]
         verdict.add("no_other_records", not stuffed, expected="only the asked record", stated=stuffed[:5],
                     reason="" if not stuffed else "the answer also states other records of the same kind")
     if golds:
@@ -277,12 +280,15 @@ def _identifiers(text: str) -> set[str]:
     return {re.sub(r"\D", "", m.group(0)) for m in _IDENTIFIER.finditer(_DATE.sub(" ", text))}
 
 
+_DENYING_PHRASE = re.compile(r"(?<![a-z])(?:not|no|isn't|never)(?![a-z])|[不没无未]")
+
+
 def _contrary_conditions(text: str, behaviour: GoldBehaviour) -> list[str] | None:
     """Weather conditions and traffic states the normalized answer asserts that the gold's contradicts, read with the
     kernel's vocabularies (the whole Amap phenomenon table, every traffic phrase: 冰雹, 沙尘暴, 路上车不多 — not only the
     task's own list of other words); None when the gold names neither a condition nor a state. A condition of the
     gold's family (雨 for 小雨) or one inside a gold spelling agrees; a denied or conditional one (no rain, 如果下雨) is
-    no claim."""
+    no claim, nor is a phrase that denies a state (not congested, 不堵: vague about how much)."""
     spellings = [normalized(s) for group in behaviour.answer_mentions for s in group]
     families = {hit.payload.family for s in spellings for hit in vocabulary.weather_lexicon().finditer(s)}
     names = {name: code for code, name in vocabulary.traffic_state_names().items()}
@@ -298,7 +304,8 @@ def _contrary_conditions(text: str, behaviour: GoldBehaviour) -> list[str] | Non
     found = [(hit.start, hit.end, hit.payload.family in families) for hit in weather.finditer(masked) if families]
     found += [(hit.start, hit.end, bool(states & hit.payload)) for hit in traffic.finditer(masked) if states]
     for start, end, agrees in found:
-        if agrees or any(a <= start and end <= b for a, b in gold) or unasserted(masked, start, end):
+        if agrees or any(a <= start and end <= b for a, b in gold) or unasserted(masked, start, end) \
+                or _DENYING_PHRASE.search(text[start:end]):  # not congested, 不堵: a denial, vague about degree
             continue
         contrary.append(text[start:end])
     return contrary
@@ -358,6 +365,12 @@ def gold_quantity(group: tuple[str, ...]) -> Quantity | None:
 
 
 _GROUPED_NUMBER = re.compile(r"(?<![\d.])(?:\d[ \-.]?){10}\d(?![\d])")
+
+
+def _in_mainland_words(answer: str) -> str:
+    """The answer's second reading, Taiwan's words as the mainland's (:func:`mobility_env.reading.script.
+    in_mainland_words`), normalized like the first."""
+    return normalized(in_mainland_words(answer))
 
 
 def _states(text: str, value: str) -> bool:

@@ -43,7 +43,7 @@ from typing import Any, Mapping, NamedTuple
 #: (25 minutes or thirty-five minutes passed as 25 minutes; two hours and forty-one minutes is one duration);
 #: ``hedge`` reads English ranges and alternatives (between 25 and 35 minutes, 25 and/or 35 minutes passed).
 #: 4 — answers are read by the kernel's one reader (mobility_env.reading): Traditional script as Simplified (OpenCC
-#: tw2sp + hk2s: 預計用時2小時45分鐘 was read as 45 minutes, 暢通/霧/陰 not at all), travel modes, weather phenomena, traffic
+#: tw2s + hk2s: 預計用時2小時45分鐘 was read as 45 minutes, 暢通/霧/陰 not at all), travel modes, weather phenomena, traffic
 #: phrases and units from vocabularies kept as data (打车, 坐高铁, 坐飞机, 骑电动车, 捷运 recommended on another route's mode
 #: passed; 冰雹, 龙卷风 and the whole Amap phenomenon table are conditions; 路上车不多，很顺 and traffic is light are states;
 #: 里, 英里/miles, 公尺, 华氏/°F are converted); a second value without a unit (32分钟或48, 也可能48) or offered as a possibility

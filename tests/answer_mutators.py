@@ -2386,7 +2386,9 @@ def _invisible_lookalikes(f: EpisodeFacts, d: Draw):
 # weather phenomena are the kernel's data files read directly (not the verifier's tables), and route steps are the
 # served response's own instructions.
 
-_OPENCC_RENDERINGS = ("s2t", "s2tw", "s2twp", "s2hk")
+# character renderings: mainland, Taiwan and Hong Kong forms (s2twp's phrases are a translation into Taiwan's words:
+# 软件园 becomes 軟體園, another name, so an honest answer is not rendered with it)
+_OPENCC_RENDERINGS = ("s2t", "s2tw", "s2hk")
 
 
 @lru_cache(maxsize=None)
@@ -2395,9 +2397,10 @@ def _opencc(config: str) -> Callable[[str], str]:
     return opencc.OpenCC(config).convert
 
 
-def traditional(d: Draw, text: str) -> str:
-    """``text`` as a Traditional-script writer renders it (mainland, Taiwan with its phrases, or Hong Kong forms)."""
-    return _opencc(d.choice(_OPENCC_RENDERINGS))(text)
+def traditional(d: Draw, text: str, phrases: bool = False) -> str:
+    """``text`` as a Traditional-script writer renders it (mainland, Taiwan or Hong Kong forms; with ``phrases``, also
+    in Taiwan's words: a wrong answer so rendered must still fail)."""
+    return _opencc(d.choice(_OPENCC_RENDERINGS + (("s2twp",) if phrases else ())))(text)
 
 
 def _plain_kind(f: EpisodeFacts, d: Draw, correct: bool) -> Answer:
@@ -2419,7 +2422,7 @@ def _traditional_wrong(f: EpisodeFacts, d: Draw):
     """A wrong answer of another kind (a hedge, a contradiction, a wrong value, an excluded line...) written in
     Traditional characters (``也可能要3小時``, ``建議搭捷運前往`` on a driving route)."""
     made = _plain_kind(f, d, False)
-    return Answer("traditional_wrong", False, traditional(d, made.text), made.route_index, made.calls)
+    return Answer("traditional_wrong", False, traditional(d, made.text, phrases=True), made.route_index, made.calls)
 
 
 @lru_cache(maxsize=None)

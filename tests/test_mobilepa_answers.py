@@ -438,7 +438,8 @@ ATTACKS: dict[str, tuple[Callable[[Facts], bool], Callable[[Facts, Draw], str]]]
         draw, _an_attack(f, draw), ZERO_WIDTH + BLANK_FILLERS, draw.integer(1, 3), after_numbers=True)),
     "lookalike_hedge": (lambda f: bool(_attacks_for(f)), lambda f, draw: _lookalike(
         draw, _an_attack(f, draw), draw.integer(1, 6))),
-    "traditional_hedge": (lambda f: bool(_attacks_for(f)), lambda f, draw: traditional(draw, _an_attack(f, draw))),
+    "traditional_hedge": (lambda f: bool(_attacks_for(f)),
+                          lambda f, draw: traditional(draw, _an_attack(f, draw), phrases=True)),
     # a condition or state outside the task's own word lists: any phenomenon of the Amap table, everyday traffic words
     "foreign_condition": (lambda f: bool(_foreign_conditions(f)), lambda f, draw: foreign_condition(f, draw)),
     # a second time of day or phone number offered as a possibility (08:00，也可能是10:00; 185… or 185…)

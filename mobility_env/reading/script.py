@@ -2,20 +2,22 @@
 
 A large share of Chinese users, and several open models, write Traditional characters (``預計用時2小時45分鐘``,
 ``路況暢通``, ``搭捷運``). The readers' vocabularies are written once, in Simplified; instead of a second spelling of
-every word, the answer is converted first with OpenCC's ``tw2sp`` configuration (Traditional, Taiwan variants and
-Taiwan phrases to mainland Simplified: tables kept by the OpenCC project, so ``鐘`` becomes ``钟``, ``捷運`` ``捷运`` and
-``計程車`` ``出租车``, ``軟體園`` ``软件园``, without a table of ours), then ``hk2s`` (Hong Kong variants: ``衞`` is
-``卫``, ``綫`` ``线``). Plain ``t2s`` converts characters only: a Taiwanese answer's ``計程車``, a POI name written
-``軟體園`` or Hong Kong's ``衞生`` would stay unread.
+every word, the answer is converted first, character by character, with OpenCC's tables (kept by the OpenCC
+project, not by us): ``tw2s`` (Taiwan variants, then Traditional to Simplified: ``鐘`` is ``钟``, ``捷運`` ``捷运``,
+``計程車`` ``计程车``, ``臺北`` ``台北``), then ``hk2s`` (Hong Kong variants: ``衞`` is ``卫``, ``綫`` ``线``).
+
+Characters, not phrases: OpenCC's phrase configurations (``tw2sp``) also rewrite Taiwan's words into the mainland's
+(``資料`` into ``数据``, ``軟體`` into ``软件``), which broke verbatim matches: a message quoted in Traditional
+(``資料發你郵箱了``) no longer read as the message (``资料发你邮箱了``). Vocabulary differences (``計程車``, ``捷運``) are
+the vocabularies' business: their data files spell both.
 
 The conversion is applied to **both sides** of any comparison (the answer, and the evidence names and gold
 spellings it is compared with): OpenCC maps a few characters that Simplified text also uses (``乾县``, a county of
 Xianyang in the real sample, becomes ``干县``), so only a symmetric use is safe.
 
 Measured before choosing (2026-12-05, this machine, a 40-character answer): the ``opencc`` wheel's ``t2s`` takes
-~6 us, ``tw2sp`` ~10 us, ``tw2sp`` then ``hk2s`` ~19 us (once per answer: cached); the pure-Python
-``opencc-python-reimplemented`` is two orders of magnitude slower. Results
-are cached per text.
+~6 us, ``tw2s`` then ``hk2s`` ~15 us (once per answer; results are cached); the pure-Python
+``opencc-python-reimplemented`` is two orders of magnitude slower.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ def _converter() -> Callable[[str], str]:
     global _convert
     if _convert is None:  # built on first use, never at import (the tables are read from the wheel)
         import opencc
-        taiwan, hong_kong = opencc.OpenCC("tw2sp").convert, opencc.OpenCC("hk2s").convert
+        taiwan, hong_kong = opencc.OpenCC("tw2s").convert, opencc.OpenCC("hk2s").convert
 
         def convert(text: str) -> str:
             return hong_kong(taiwan(text))
@@ -63,6 +65,28 @@ def _uncached(text: str) -> str:
     pieces = _SURROGATE.split(text)
     gaps = _SURROGATE.findall(text)
     return "".join(convert(piece) + (gaps[i] if i < len(gaps) else "") for i, piece in enumerate(pieces))
+
+
+_in_mainland_words: Callable[[str], str] | None = None
+
+
+def in_mainland_words(text: str) -> str:
+    """``text`` with Taiwan's words as the mainland's (OpenCC ``tw2sp`` then ``hk2s``: ``專案評審`` is ``项目评审``,
+    ``計程車`` ``出租车``): a second reading for checks that an answer must *not* state something (another record,
+    another choice), so that a distractor translated into Taiwan's words is still seen; never for the claims an answer
+    must make, which are read character by character (:func:`simplified`)."""
+    global _in_mainland_words
+    if text.isascii() or not _CJK.search(text):
+        return text
+    if _in_mainland_words is None:
+        import opencc
+        phrases, hong_kong = opencc.OpenCC("tw2sp").convert, opencc.OpenCC("hk2s").convert
+
+        def convert(text: str) -> str:
+            return hong_kong(phrases(text))
+        _in_mainland_words = convert
+    return "".join(_in_mainland_words(piece) if piece and not _SURROGATE.match(piece) else piece
+                   for piece in re.split(f"({_SURROGATE.pattern})", text))
 
 
 _CJK = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
