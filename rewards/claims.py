@@ -80,6 +80,11 @@ _LIGHTS = re.compile(r"(\d+)\s*(?:个|处)?\s*(?:红绿灯|信号灯|traffic lig
                      re.IGNORECASE)
 
 
+_NO_LIGHTS = re.compile(r"(?:没有|无|没|不经过|不用过|零个)(?:任何)?(?:红绿灯|信号灯)|(?:红绿灯|信号灯)(?:都|也)?(?:没有|无)|"
+                        r"[1一]个(?:红绿灯|信号灯)都没有|\b(?:no|zero|without(?:\s+any)?)\s+(?:traffic\s+)?(?:lights|signals)\b",
+                        re.IGNORECASE)
+
+
 def _number_claims(pattern: re.Pattern[str], text: str) -> tuple[NumberClaim, ...]:
     """The number in group 1 or 2 of each match of ``pattern`` in the normalised ``text``."""
     text = normalize_answer(text)
@@ -88,8 +93,12 @@ def _number_claims(pattern: re.Pattern[str], text: str) -> tuple[NumberClaim, ..
 
 @lru_cache(maxsize=512)
 def light_claims(text: str) -> tuple[NumberClaim, ...]:
-    """Stated numbers of traffic lights."""
-    return _number_claims(_LIGHTS, text)
+    """Stated numbers of traffic lights; "no lights" is a claim too, of 0 (没有红绿灯, 一个红绿灯都没有, no traffic
+    lights): verified like any number."""
+    spans = [m.span() for m in _NO_LIGHTS.finditer(normalize_answer(text))]
+    counted = tuple(c for c in _number_claims(_LIGHTS, text) if not any(a <= c.start < b for a, b in spans))
+    zero = tuple(NumberClaim(0.0, a) for a, _ in spans)  # 1个红绿灯都没有 is none, not one
+    return tuple(sorted(counted + zero, key=lambda c: c.start))
 
 
 _HUMIDITY = re.compile(r"(?:湿度|humidity)\D{0,6}?(\d+(?:\.\d+)?)\s*%|(\d+(?:\.\d+)?)\s*%\s*(?:的)?\s*(?:湿度|humidity)",

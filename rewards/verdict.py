@@ -50,7 +50,8 @@ from typing import Any, Mapping, NamedTuple
 #: (30分钟，也可能是40分钟) is a hedge; a distance in a clause with a route step's action or heading (向东行驶3.9千米右转)
 #: is one of the steps (of the road the clause names), never a competing total; 2公里400米 is one distance; a question
 #: about several days (未来几天) is answered for every forecast day, each checked, and temperatures belong to the day
-#: label before them (1月20日's digits were read as a temperature); a list bullet (- 20到27度) is no minus sign.
+#: label before them (1月20日's digits were read as a temperature); a list bullet (- 20到27度) is no minus sign;
+#: "no traffic lights" (沿途没有红绿灯) is a claim of 0 lights, checked like any count.
 VERDICT_VERSION = 4
 _TEXT_LIMIT = 300
 

@@ -23,7 +23,7 @@ correctly only by saying so (``route_index`` None) when the gold response is emp
   :func:`mobility_env.reading.vocabulary.step_cues`) and does not call itself the total
   (全程/总共/实际上/total …), with one of its legs or steps: step-by-step directions are checked step by step,
   never read as a competing total; ``hedge``: no value given as a range or as alternatives (``12到15公里``, ``12或20公里``);
-* ``money`` (tolls, fares, taxi estimate; 免费 = 0) and ``traffic_lights`` agree with the option;
+* ``money`` (tolls, fares, taxi estimate; 免费 = 0) and ``traffic_lights`` (没有红绿灯 = 0) agree with the option;
 * ``lines``: no transit line is named that the chosen option does not ride (unless negated:
   不坐/避开/avoid); ``excluded_lines``: the option avoids the excluded lines and the answer does
   not recommend one; ``strategy_stated``: the answer does not recommend the opposite of the

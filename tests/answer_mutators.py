@@ -44,7 +44,8 @@ mode_synonym, other_units (miles, 里), step_by_step (the served steps, numbered
 traffic_colloquial_light; wrong traditional_wrong, wrong_mode_vocabulary (打车, 坐高铁, 坐飞机, 骑电动车 …),
 other_unit_hedge, unitless_alternative (32分钟或48), wrong_step, foreign_road, wrong_destination,
 phenomenon_hedge (any Amap phenomenon of another family), traffic_colloquial_wrong, strategy_property (收费较多 on a
-fewer-tolls route), forecast_one_day_only and forecast_day_wrong (a question about several days).
+fewer-tolls route), forecast_one_day_only and forecast_day_wrong (a question about several days), no_lights (沿途没有
+红绿灯 on a route with lights).
 
 Generators draw their random choices through :class:`Draw`, so the same code runs as a
 hypothesis strategy (:func:`answers`, :class:`HypothesisDraw`) and in the seeded sweep
@@ -2670,6 +2671,17 @@ def _wrong_destination(f: EpisodeFacts, d: Draw):
     other = d.choice(_foreign_destinations(f))
     extra = d.choice((f"从当前位置前往{other}", f"从您这里到{other}", f"目的地是{other}"))
     return route_answer(f, d, "zh", extra=[extra], extra_first=True)
+
+
+@mutation("no_lights", correct=False, families=("route",),
+          applies=lambda f: f.option is not None and bool(f.option.traffic_lights))
+def _no_lights(f: EpisodeFacts, d: Draw):
+    """The route's facts and a zero claim (沿途没有红绿灯, no traffic lights) on a route with lights: "none" is a
+    number too."""
+    lang = _lang(d)
+    extra = d.choice(("no traffic lights on the way", "without any traffic lights")) if lang == "en" else \
+        d.choice(("沿途没有红绿灯", "一个红绿灯都没有", "全程无红绿灯"))
+    return route_answer(f, d, lang, extra=[extra], extra_first=d.coin())
 
 
 _PHENOMENA_ADJACENT = {"rain": {"hail", "sleet", "snow"}, "snow": {"sleet", "rain"}, "sleet": {"rain", "snow"},

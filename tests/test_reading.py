@@ -187,3 +187,13 @@ def test_units_convert_to_their_base():
     factors = {u.spelling: u.factor for u in vocabulary.units()}
     assert factors["里"] == 500 and math.isclose(factors["英里"], 1609.344) and factors["公尺"] == 1
     assert factors["刻钟"] == 900
+
+
+@pytest.mark.parametrize("text, lights", [
+    ("沿途没有红绿灯", [0.0]), ("一个红绿灯都没有", [0.0]), ("no traffic lights on the way", [0.0]),
+    ("途经7个红绿灯", [7.0]), ("红绿灯约3个", [3.0]),
+])
+def test_no_lights_is_a_claim_of_zero(text, lights):
+    from mobility_rewards.claims import light_claims
+
+    assert [c.value for c in light_claims(text)] == lights
