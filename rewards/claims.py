@@ -252,9 +252,7 @@ def _negated(text: str, start: int, end: int | None = None) -> bool:
 def weather_claims(text: str) -> tuple[LabelClaim, ...]:
     """Weather conditions the text states (canonical labels of :data:`WEATHER_LABELS`), in order."""
     text = normalize_answer(text)
-    masked = text
-    for word in _NOT_WEATHER.finditer(text):
-        masked = masked[:word.start] + " " * (word.end - word.start) + masked[word.end:]
+    masked = _NOT_WEATHER.blank(text)
     claims = []
     for hit in _WEATHER_LEXICON.finditer(masked):
         claims.append(LabelClaim(hit.payload.label, _negated(masked, hit.start, hit.end), hit.start, hit.end))

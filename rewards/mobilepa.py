@@ -296,9 +296,7 @@ def _contrary_conditions(text: str, behaviour: GoldBehaviour) -> list[str] | Non
     if not families and not states:
         return None
     gold = [span for s in spellings for span in mention_spans(text, s, asserted_only=False)]
-    masked = text
-    for hit in vocabulary.not_weather().finditer(text):
-        masked = masked[:hit.start] + " " * (hit.end - hit.start) + masked[hit.end:]
+    masked = vocabulary.not_weather().blank(text)
     contrary = []
     weather, traffic = vocabulary.weather_lexicon(), vocabulary.traffic_lexicon()
     found = [(hit.start, hit.end, hit.payload.family in families) for hit in weather.finditer(masked) if families]

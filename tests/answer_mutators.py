@@ -2524,14 +2524,19 @@ def _unitless_alternative(f: EpisodeFacts, d: Draw):
     return route_answer(f, d, lang, duration=joined)
 
 
-def _path_steps(f: EpisodeFacts) -> list[str]:
-    """The chosen path's step instructions as served (driving, walking), each with its length in it."""
+def _chosen_steps(f: EpisodeFacts, field: str) -> list[Any]:
+    """``field`` of every step of the chosen path, as served (driving and walking paths; none otherwise)."""
     if f.mode not in ("driving", "walking") or f.chosen is None:
         return []
     record = [r for r in f.records if r.name in ROUTE_TOOLS and r.response is not None][-1]
     paths = _unwrap_route(record.response).get("paths") or []
     path = paths[f.chosen] if f.chosen < len(paths) and isinstance(paths[f.chosen], dict) else {}
-    steps = [s.get("instruction") for s in path.get("steps") or [] if isinstance(s, dict)]
+    return [s.get(field) for s in path.get("steps") or [] if isinstance(s, dict)]
+
+
+def _path_steps(f: EpisodeFacts) -> list[str]:
+    """The chosen path's step instructions as served, each with its length in it."""
+    steps = _chosen_steps(f, "instruction")
     return [s.rstrip("。") for s in steps if isinstance(s, str) and re.search(r"\d(?:米|千米|公里)", s)]
 
 
@@ -2599,13 +2604,7 @@ def _step_metres(step: str) -> float:
 
 def _path_roads(f: EpisodeFacts) -> list[str]:
     """The road names of the chosen path's steps, as served (driving, walking)."""
-    if f.mode not in ("driving", "walking") or f.chosen is None:
-        return []
-    record = [r for r in f.records if r.name in ROUTE_TOOLS and r.response is not None][-1]
-    paths = _unwrap_route(record.response).get("paths") or []
-    path = paths[f.chosen] if f.chosen < len(paths) and isinstance(paths[f.chosen], dict) else {}
-    roads = [s.get("road_name") for s in path.get("steps") or [] if isinstance(s, dict)]
-    return list(dict.fromkeys(r for r in roads if isinstance(r, str) and len(r) >= 3))
+    return list(dict.fromkeys(r for r in _chosen_steps(f, "road_name") if isinstance(r, str) and len(r) >= 3))
 
 
 #: Road names of many cities; a foreign road is one that no step of the route names (nor contains, nor is inside).

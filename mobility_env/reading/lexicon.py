@@ -68,6 +68,15 @@ class Lexicon(Generic[T]):
                 taken = start - negative_length
                 yield Hit(start, taken, text[start:taken], payload)
 
+    def blank(self, text: str) -> str:
+        """``text`` with every vocabulary word found replaced by spaces of its length (positions kept): one pass, one
+        join, linear in the text however many words it holds."""
+        pieces, done = [], 0
+        for hit in self.finditer(text):
+            pieces += [text[done:hit.start], " " * (hit.end - hit.start)]
+            done = hit.end
+        return "".join(pieces) + text[done:] if pieces else text
+
     def search(self, text: str) -> Hit[T] | None:
         """The first word of the vocabulary in ``text``, or None."""
         return next(self.finditer(text), None)
