@@ -32,9 +32,9 @@ METRES_PER_DEGREE = 111_195.0  # one degree of latitude on the mean-radius spher
 
 @pytest.fixture(scope="session")
 def sample_csv() -> Path:
-    if not SAMPLE_CSV.is_file():
-        pytest.fail(f"real MobilityBench sample not found at {SAMPLE_CSV}; "
-                    "the tests expect ../shared beside the checkout")
+    if not SAMPLE_CSV.is_file():  # a fresh clone with nothing beside it: the real-data tests skip, saying why
+        pytest.skip(f"real MobilityBench sample not found at {SAMPLE_CSV}: put ../shared beside the checkout "
+                    "to run the tests on real episodes")
     return SAMPLE_CSV
 
 
