@@ -1,6 +1,6 @@
 """The answer reader's cost: p50 per answer of reading an answer, and of the scored ``finish`` around it.
 
-Answers are the generators' (``tests/answer_mutators.py``: correct and wrong kinds, Traditional script, step-by-step
+Answers are the generators' (``mobility_rewards.probes``: correct and wrong kinds, Traditional script, step-by-step
 directions, markdown …) over the real sample and the bundled set, written once to a JSON file so that two checkouts
 time the *same* answers. Each timing clears the readers' caches first (a first read, as in RL where every answer is
 new; the caches of names and evidence words, which recur, stay warm in both checkouts), then:
@@ -36,13 +36,17 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 
 
+def _data(repo: Path) -> list[Path]:
+    """The episodes of a checkout: the real sample beside it and its bundled set."""
+    return [repo.parent / "shared" / "mobilitybench" / "sample_dev.csv", repo / "datasets" / "default"]
+
+
 def _write_answers(path: Path, per_episode: int, seed: int) -> int:
-    sys.path[:0] = [str(REPO), str(REPO / "tests")]
     import random
 
-    import answer_mutators as am
+    from mobility_rewards import probes as am
 
-    facts, _ = am.load_usable()
+    facts, _ = am.load_usable(_data(REPO))
     rows = []
     for f in facts:
         kinds = {True: am.applicable(am.CORRECT, f), False: am.applicable(am.WRONG, f)}
@@ -71,7 +75,7 @@ def _import_from(repo: Path) -> None:
     import importlib.util
     import types
 
-    sys.path[:0] = [str(repo), str(repo / "tests")]
+    sys.path[:0] = [str(repo), str(repo / "tests")]  # tests/: the generators of a checkout from before the package
     for name, folder in (("mobility_env", "mobility_env"), ("mobility_rewards", "rewards"),
                          ("mobility_agents", "agents"), ("mobility_env._bundled", "datasets")):
         init = repo / folder / "__init__.py"
@@ -90,8 +94,11 @@ def _import_from(repo: Path) -> None:
 def _time(answers_path: Path, repo: Path, limit: int) -> dict[str, Any]:
     """Run in a subprocess whose ``sys.path`` starts with ``repo``: the p50/p90 of both timings over the answers."""
     _import_from(repo)
-    import answer_mutators as am
     from mobility_rewards import claims, units
+    try:
+        from mobility_rewards import probes as am
+    except ImportError:  # a checkout from before the package: the generators were tests/answer_mutators.py
+        import answer_mutators as am  # type: ignore[no-redef]
 
     modules: list[Any] = [claims, units]
     try:
@@ -100,7 +107,7 @@ def _time(answers_path: Path, repo: Path, limit: int) -> dict[str, Any]:
         modules += [numerals, text, script]  # script's cache of names stays warm, like name folds (_clear_caches)
     except ImportError:
         from mobility_env.answer_text import plain_answer as read_answer  # type: ignore[no-redef]
-    facts, _ = am.load_usable()
+    facts, _ = am.load_usable(_data(repo))
     by_id = {f.episode_id: f for f in facts}
     rows = [r for r in json.loads(answers_path.read_text(encoding="utf-8")) if r["episode_id"] in by_id][:limit]
     readers = [claims.clock_claims, claims.money_claims, claims.light_claims, claims.humidity_claims,

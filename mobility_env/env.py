@@ -286,6 +286,9 @@ class MobilityEnv(gym.Env[str, Any]):
       word lists, unitless alternatives as hedges, step-by-step directions checked step by step, and
       several-day forecasts day by day (see ``VERDICT_VERSION``'s history). Runs scored with version 3
       resume only with ``--force-resume``; ``mobility-env eval`` rescores them.
+    * v0, verdict_version 5: quantities are read by the kernel's one scanner (spoken approximations such
+      as ``3个多小时`` as the span they name) and an amount the reader cannot read fails
+      (``amounts_read``). Runs scored with version 4 resume only with ``--force-resume``.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}

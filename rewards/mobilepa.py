@@ -67,7 +67,7 @@ from typing import AbstractSet, Any, Mapping
 
 from mobility_env.errors import ConfigError
 from mobility_env.mobilepa.answers import (QUANTITY_KINDS, Quantity, mention_spans, normalized, quantity_of, read_in,
-                                           stated_quantities, unasserted)
+                                           stated_quantities, unasserted, unread_in)
 from mobility_env.mobilepa.catalogue import PHONE_TOOLS
 from mobility_env.mobilepa.domains.subagents import SUB_AGENTS
 from mobility_env.mobilepa.episode import PhoneCall, PhoneTrajectory
@@ -205,6 +205,10 @@ def _answer_checks(verdict: Verdict, task: PhoneTask, behaviour: GoldBehaviour, 
     user = _user_words(task)
     claims = _without_user_words(text, user)
     stated = stated_quantities(claims)
+    unread = unread_in(claims)
+    if unread:  # a claim the reader cannot read cannot be verified (the rule, whatever the unknown spelling)
+        verdict.add("amounts_read", False, expected="every amount in a spelling the reader reads", stated=unread[0],
+                    reason=f"{unread[0]!r} looks like an amount but cannot be read, so it cannot be verified")
     golds: dict[str, list[Quantity]] = {}
     for group in behaviour.answer_mentions:
         gold = gold_quantity(tuple(group))
@@ -452,7 +456,10 @@ PHONE_OBSERVATION_VERSION = 3
 #: record contradicts fails (``也会有冰雹``, ``路上车不多，很顺`` on a jammed road passed 73 of 175 such answers);
 #: ``no_other_times`` and ``no_other_identifiers``: a second time of day or phone number offered after the gold's
 #: (``08:00，也可能是10:00``) fails (94 of 95 such answers passed before), times read by the kernel's clock reader.
-PHONE_VERDICT_VERSION = 8
+#: 9 — ``amounts_read``: anything shaped like an amount that the kernel's reader cannot read (``还要3 more minutes``)
+#: fails, as in MobilityBench-v0 (one scanner for both, ``mobility_env.reading.quantities``); a round number and more is
+#: the span it names (``3个多小时``, ``十几分钟``, ``1小时20多分钟``), a list's item numbers (``1. ``) are no amounts.
+PHONE_VERDICT_VERSION = 9
 
 
 def phone_format_versions() -> dict[str, int]:

@@ -52,7 +52,14 @@ from typing import Any, Mapping, NamedTuple
 #: about several days (未来几天) is answered for every forecast day, each checked, and temperatures belong to the day
 #: label before them (1月20日's digits were read as a temperature); a list bullet (- 20到27度) is no minus sign;
 #: "no traffic lights" (沿途没有红绿灯) is a claim of 0 lights, checked like any count.
-VERDICT_VERSION = 4
+#: 5 — distances, durations and temperatures are read by the kernel's one quantity scanner
+#: (mobility_env.reading.quantities, MobilePA-v0's too): a round number and more is the span it names (3个多小时, 十几分钟,
+#: 1小时20多分钟 were unread, so a wrong one passed: 3个多小时 on an 80-minute route), a number joined to an amount by
+#: range or list words is one of the stated values, a speed (57 km/h) is no distance, a list's item numbers (1. , 2、)
+#: are no amounts; ``amounts_read``: anything shaped like an amount that the reader cannot read (a number, a few
+#: unknown characters or words, a unit: 3 more minutes) fails — a claim that cannot be read cannot be verified;
+#: ``roads`` reads a place of the trip itself (via 天津民主天街, a stop the user named) as no road.
+VERDICT_VERSION = 5
 _TEXT_LIMIT = 300
 
 

@@ -57,6 +57,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, cast
 
+from mobility_env.reading.quantities import unread_amounts
 from mobility_env.reading.text import read_answer
 from mobility_env.canonical import canonical_flag
 from mobility_env.episode import Episode
@@ -626,6 +627,10 @@ def verify_answer(episode: Episode, trajectory: Trajectory) -> Verdict:
         verdict.reason = "not delivered: the answer exceeds the bounds of a spoken answer"
         return verdict
     _delivery(episode, trajectory, verdict)
+    unread = unread_amounts(normalize_answer(answer))
+    if unread:  # a claim the reader cannot read cannot be verified (the rule, whatever the unknown spelling)
+        verdict.add("amounts_read", False, expected="every amount in a spelling the reader reads", stated=unread[0],
+                    reason=f"'{unread[0]}' looks like an amount but cannot be read, so it cannot be verified")
     if gold_route_call(episode) is not None:
         verify_route_answer(episode, trajectory, verdict)
         return verdict

@@ -365,10 +365,18 @@ def _road_key(name: str) -> str:
     return key if len(key) >= 2 else whole
 
 
+def _as_list(value: object) -> list[object]:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
 def _road_checks(episode: Episode, answer: str, option: RouteOption, verdict: Verdict) -> None:
-    """``roads``: every road the answer says the route travels (沿X, 经X, 途经X、Y) is named in the option's steps;
+    """``roads``: every road the answer says the route travels (沿X, 经X, 途经X、Y) is named in the option's steps
+    (a place of the trip itself, 经过济南瑞丰天街 for a stop the user named, is no road);
     on an avoid-highways route an expressway it names (X高速, G4) is a recommendation to take highways."""
-    named = road_claims(answer)
+    # the trip's own places (the asked origin, stops and destination: 经过济南瑞丰天街 names a stop) are no roads
+    places = [normalize_answer(str(p)) for key in ("origin", "destination", "waypoints")
+              for p in _as_list(episode.gold_slots.get(key)) if p]
+    named = [name for name in road_claims(answer) if not any(place and place in name for place in places)]
     if not named:
         return
     if option.road_text:

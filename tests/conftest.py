@@ -25,6 +25,7 @@ os.environ.setdefault("MOBILITY_ENV_CACHE_DIR", tempfile.mkdtemp(prefix="mobilit
 pytest_plugins = ["plugin_reward_rates"]  # the reward sweep's rates in the terminal summary
 
 SAMPLE_CSV = Path(__file__).resolve().parents[1].parent / "shared" / "mobilitybench" / "sample_dev.csv"
+BUNDLED = Path(__file__).resolve().parents[1] / "datasets" / "default"  # the bundled synthetic set, built
 SAMPLE_ROWS = 81
 SAMPLE_TRUNCATED = 8
 METRES_PER_DEGREE = 111_195.0  # one degree of latitude on the mean-radius sphere
@@ -36,6 +37,12 @@ def sample_csv() -> Path:
         pytest.skip(f"real MobilityBench sample not found at {SAMPLE_CSV}: put ../shared beside the checkout "
                     "to run the tests on real episodes")
     return SAMPLE_CSV
+
+
+@pytest.fixture(scope="session")
+def bundled_dir() -> Path:
+    """The bundled synthetic set (a built directory, in the checkout)."""
+    return BUNDLED
 
 
 @pytest.fixture(scope="session")

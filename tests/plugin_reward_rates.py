@@ -1,7 +1,7 @@
 """pytest plugin: the exploit and denial rates of the reward sweep, in the terminal summary.
 
 Registered from ``tests/conftest.py`` (``pytest_plugins``). A test records a sweep report
-(the dict of :func:`answer_mutators.sweep`) through the ``reward_rates`` fixture; at the end
+(the dict of :func:`mobility_rewards.probes.sweep`) through the ``reward_rates`` fixture; at the end
 of the run the totals, per scenario, are printed even without ``-s``::
 
     def test_sweep(reward_rates):

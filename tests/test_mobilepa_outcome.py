@@ -116,7 +116,7 @@ def _checks(task: PhoneTask, trajectory: PhoneTrajectory, answer: str) -> dict[s
 
 
 def test_the_oracle_passes_every_bundled_task_and_states_no_opposite_outcome():
-    assert PHONE_VERDICT_VERSION == 8
+    assert PHONE_VERDICT_VERSION == 9
     tasks = bundled()
     passed = [task.task_id for task, oracle in tasks if verify_phone_task(task, oracle).passed]
     assert len(passed) == len(tasks) == 400

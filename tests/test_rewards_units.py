@@ -2,10 +2,12 @@
 
 from hypothesis import given, strategies as st
 
-from answer_mutators import cn_int
+from mobility_rewards.probes import cn_int
 from mobility_rewards.reference import format_clock, format_distance, format_duration
-from mobility_rewards.units import (Quantity, arabize, chinese_numeral_value, clock_difference, parse_clock_times,
-                                    parse_distances, parse_durations, parse_temperatures, within_tolerance)
+from mobility_env.reading.clock import clock_claims
+from mobility_env.reading.normalized import normalize_answer
+from mobility_rewards.units import (Quantity, arabize, chinese_numeral_value, parse_distances, parse_durations,
+                                    parse_temperatures, within_tolerance)
 
 
 def test_chinese_numerals():
@@ -55,14 +57,31 @@ def test_durations_sum_adjacent_parts_and_skip_clock_times():
     assert [q.value for q in parse_durations("需要1小时9分钟，10点06分出发")] == [4140.0]
 
 
+def _clock_minutes(text):
+    """Times of day as MobilityBench reads them: the kernel's clock reader over the normalized answer."""
+    return [c.minutes for c in clock_claims(normalize_answer(text))]
+
+
 def test_clock_times():
-    assert [t for t, _, _ in parse_clock_times("建议11:23出发，12点前到达")] == [683, 720]
-    assert [t for t, _, _ in parse_clock_times("下午3点")] == [900]
-    assert [t for t, _, _ in parse_clock_times("9点半出发")] == [570]
-    assert [t for t, _, _ in parse_clock_times("明天上午九点")] == [540]
-    assert [t for t, _, _ in parse_clock_times("11点15到")] == [675]
-    assert clock_difference(100, 820) == 0  # 1:40 vs 13:40 on a 12-hour dial
-    assert clock_difference(1430, 10, modulo_12h=False) == 20
+    assert _clock_minutes("建议11:23出发，12点前到达") == [683, 720]
+    assert _clock_minutes("下午3点") == [900]
+    assert _clock_minutes("9点半出发") == [570]
+    assert _clock_minutes("明天上午九点") == [540]
+    assert _clock_minutes("11点15到") == [675]
+
+
+def test_times_of_day_and_dates_are_no_quantities():
+    assert parse_durations("10点23分出发，2025-11-23") == () and parse_distances("10:30") == ()
+
+
+def test_a_range_up_from_a_round_number_is_met_inside_it():
+    stated = parse_durations("30多分钟")[0]
+    assert within_tolerance(stated, 34 * 60) and within_tolerance(stated, 39 * 60)
+    assert not within_tolerance(stated, 28 * 60) and not within_tolerance(stated, 45 * 60)
+
+
+def test_a_speed_is_no_distance_and_days_no_duration():
+    assert parse_distances("时速57 km/h") == () and parse_durations("未来3天") == ()
 
 
 def test_temperatures():
@@ -95,9 +114,9 @@ def test_formatted_duration_round_trips_within_tolerance(seconds):
 
 @given(st.integers(min_value=0, max_value=1439))
 def test_formatted_clock_round_trips(minutes):
-    assert [t for t, _, _ in parse_clock_times("建议" + format_clock(minutes) + "出发")] == [minutes]
+    assert _clock_minutes("建议" + format_clock(minutes) + "出发") == [minutes]
 
 
 @given(st.text(max_size=60))
 def test_parsers_never_raise(text):
-    parse_distances(text), parse_durations(text), parse_clock_times(text), parse_temperatures(text)
+    parse_distances(text), parse_durations(text), clock_claims(normalize_answer(text)), parse_temperatures(text)

@@ -4,11 +4,16 @@
   (:func:`plain_answer`), Traditional characters as Simplified (:func:`read_answer`, :mod:`.script`), and the
   far-denial patterns both verifiers share;
 * :mod:`.numerals` — Chinese numerals and English number words as digits;
-* :mod:`.vocabulary` — travel modes, weather phenomena, traffic states and units, kept as data with their sources.
+* :mod:`.vocabulary` — travel modes, weather phenomena, traffic states and units, kept as data with their sources;
+* :mod:`.quantities` — every distance, duration, temperature, percentage and speed an answer states, typed, with its
+  precision and span (the one scanner: MobilityBench's :mod:`mobility_rewards.units` and MobilePA's
+  :func:`mobility_env.mobilepa.answers.stated_quantities` are views of it), and what looks like an amount but cannot
+  be read (:func:`.quantities.unread_amounts`: both suites fail an answer with one);
+* :mod:`.clock` — times of day with their period and role; :mod:`.normalized` — the answer in one spelling.
 
-The claim readers built on these live with each suite's scorer (:mod:`mobility_rewards.claims`,
-:mod:`mobility_rewards.units`, :mod:`mobility_env.mobilepa.answers`); they share this normalisation, these
-numerals and these vocabularies, and a test reads one corpus through both and requires the same quantities.
+Each suite keeps its own *rules* (MobilityBench's 5 % with rounding, its claim checks in
+:mod:`mobility_rewards.claims`; MobilePA's precision-interval agreement); a test reads one corpus through both and
+requires the same quantities.
 """
 
 from .numerals import arabize, chinese_numeral_value, spelled_numbers

@@ -20,6 +20,8 @@ from .script import simplified
 
 # a list bullet (- , * , + at a line start, then a space) is no minus sign: "- 20到27度" is 20 to 27 degrees
 _MARKDOWN = re.compile(r"\*\*|__|~~|`|^\s{0,3}#{1,6}\s+|^\s{0,3}>\s?|^\s{0,3}[-*+•]\s+", re.MULTILINE)
+# a list's item number (1. , 2) , 3、 at a line start) is no amount: "2. 温度-4°C，\n3. 多云" states no 3℃
+_LIST_NUMBER = re.compile(r"^\s{0,3}\d{1,3}(?:[.)]\s+|、(?![\d.]))", re.MULTILINE)
 _MARKDOWN_EMPHASIS = re.compile(r"(?<![*A-Za-z0-9])\*(?=\S)([^*\n]{1,200}?)(?<=\S)\*(?![*A-Za-z0-9])")  # *斜体*; not 5*3
 # link text holds no bracket: a run of "[" fails at once at each one (1 MB of "[" took 1.25 s when it could hold one)
 _MARKDOWN_LINK = re.compile(r"\[([^\[\]\n]{1,200})\]\([^()\s]{0,500}\)")
@@ -63,10 +65,13 @@ def _ascii_digit(match: re.Match[str]) -> str:
 def plain_answer(answer: str) -> str:
     """The answer as read aloud: invisible characters removed, look-alike letters and other scripts' digits read as
     the Latin letters and digits they show (``wаlk`` -> ``walk``, ``2०6路`` -> ``206路``), then markdown emphasis,
-    code marks, headings, quote marks and link targets removed (``全程**3小时12分钟**`` -> ``全程3小时12分钟``,
-    ``-**4℃**`` -> ``-4℃``, ``[天安门](https://…)`` -> ``天安门``, ``35\u200b分钟`` -> ``35分钟``)."""
+    code marks, headings, quote marks, list bullets and item numbers and link targets removed
+    (``全程**3小时12分钟**`` -> ``全程3小时12分钟``, ``-**4℃**`` -> ``-4℃``, ``1. 全程`` -> ``全程``,
+    ``[天安门](https://…)`` -> ``天安门``, ``35\u200b分钟`` -> ``35分钟``)."""
     if not answer.isascii():  # what the user sees: no invisible characters, Latin words and digits as they show
         answer = _OTHER_DIGIT.sub(_ascii_digit, _WORD.sub(_latin_word, _INVISIBLE.sub("", answer)))
+    if "\n" in answer or answer[:1].isdigit() or answer[:1].isspace():
+        answer = _LIST_NUMBER.sub("", answer)
     if not any(ch in answer for ch in "*_~`#>[-+•"):
         return answer
     return _MARKDOWN.sub("", _MARKDOWN_EMPHASIS.sub(r"\1", _MARKDOWN_LINK.sub(r"\1", answer)))
