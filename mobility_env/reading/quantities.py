@@ -26,26 +26,23 @@ which reads :attr:`Quantity.factor` and :attr:`Quantity.decimals`).
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import unicodedata
-from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator, NamedTuple
 
 from . import vocabulary
 
 
-@dataclass(frozen=True)
-class Quantity:
+class Quantity(NamedTuple):
     """A number with a unit stated in a text: its ``kind`` (:data:`QUANTITY_KINDS`, ``"speed"`` or ``"number"``), its
     ``value`` in the kind's base unit (minutes, metres, °C, %), ``tolerance`` (half the precision it was stated with:
     ``23.9 km`` is 23 900 ± 50 m, ``24 km`` 24 000 ± 500 m; durations are read to the minute, so ``1 h`` is 60 ± 0.5
     min), its ``text`` and its ``unit`` (a key of the unit table: ``km``, ``分钟``). A number standing alone (``or
     maybe 30``) has the kind ``"number"``, no unit, and its value as written (:func:`read_in` gives it a unit).
 
-    Not compared (equality is the reading, not where it stands): ``start``/``end`` (its span in the scanned text),
+    Where it stands and how it was written: ``start``/``end`` (its span in the scanned text),
     ``decimals`` (digits after the point as written), ``factor`` (base units per unit it was stated in: 60 for
     ``1.8小时``, 1 for ``1小时5分钟``, whose finest part is minutes) and ``more`` (stated as a range up from a round
     number, ``30多分钟``)."""
@@ -55,11 +52,11 @@ class Quantity:
     tolerance: Fraction
     text: str
     unit: str = ""
-    start: int = field(default=-1, compare=False)
-    end: int = field(default=-1, compare=False)
-    decimals: int = field(default=0, compare=False)
-    factor: Fraction = field(default=Fraction(1), compare=False)
-    more: bool = field(default=False, compare=False)
+    start: int = -1
+    end: int = -1
+    decimals: int = 0
+    factor: Fraction = Fraction(1)
+    more: bool = False
 
     def agrees(self, other: "Quantity") -> bool:
         """Whether both state the same amount at the precisions they were stated with (the two intervals overlap:
@@ -69,6 +66,7 @@ class Quantity:
 
 QUANTITY_KINDS = ("duration", "distance", "temperature", "percent")
 _HALF = Fraction(1, 2)
+_PRECISION = tuple(Fraction(1, 2 * 10 ** places) for places in range(8))  # half a unit of the last place written
 
 
 def _folded(spelling: str) -> str:
@@ -95,6 +93,8 @@ for _kind, _factor, _offset, _names in (
         ("speed", Fraction(1), Fraction(0), "km/h kmh kph 公里/小时 公里每小时 千米/小时 mph m/s 米/秒")):
     for _name in _names.split():
         _UNITS[_name.replace("_", " ")] = (_kind, _factor, _offset)
+for _name, (_kind, _factor, _offset) in list(_UNITS.items()):  # integral factors as ints: int arithmetic is cheaper
+    _UNITS[_name] = (_kind, int(_factor) if _factor.denominator == 1 else _factor, _offset)  # type: ignore[assignment]
 
 
 def _unit_pattern(names: Iterable[str], guarded: bool = True) -> str:
@@ -124,7 +124,8 @@ _SCAN = re.compile("|".join((
     rf"(?P<half_zh>(?:(?P<hz>\d+|{_ZH})[个個]?)?半[个個]?(?P<hmore>多)?(?:小时|小時|钟头|鐘頭|钟(?![表点])))",
     rf"(?P<half_en>(?<![a-z])(?:half\s+an?\s+hour|an?\s+half[-\s]hour|half-hour|an?\s+hour\s+and\s+a\s+half)|"
     rf"(?P<he>{_NUM}|{_ARTICLE})\s+(?:and\s+a\s+half\s+hours?|hours?\s+and\s+a\s+half))",
-    rf"(?P<quarter>(?P<qz>{_ZH}|\d+)刻钟|(?:a\s+)?quarter\s+of\s+an\s+hour|three\s+quarters\s+of\s+an\s+hour)",
+    rf"(?P<quarter>(?P<qz>{_ZH}|\d+)刻钟|(?<![a-z])(?:a\s+)?quarter\s+of\s+an\s+hour|"
+    rf"(?<![a-z])three\s+quarters\s+of\s+an\s+hour)",
     rf"(?P<percent_zh>百分之(?P<pz>{_ZH}(?:点[零〇一二三四五六七八九]+)?|{_ARABIC}))",
     rf"(?P<hm>(?P<hm_h>{_NUM}|{_ARTICLE})\s*(?:{_HOURS})\s*(?:and\s+|又|零|,\s*)?(?P<hm_m>{_NUM})(?P<hm_more>{_MORE})?"
     rf"\s*(?:{_MINUTES}))",
@@ -133,7 +134,7 @@ _SCAN = re.compile("|".join((
     rf"(?P<clock>\d{{4}}[-/.]\d{{1,2}}[-/.]\d{{1,2}}(?!\d)|\d{{1,2}}:\d{{2}}(?::\d{{2}})?(?!\d)(?!\s*-?\s*(?:{_UNIT}))|"
     rf"(?:\d{{1,2}}|[零〇一二两三四五六七八九十]{{1,3}})点(?:半|整|钟|一刻|三刻|"
     rf"(?:\d{{1,2}}|[零〇一二三四五六七八九十]{{1,3}})分(?![钟之钱]))?)",
-    rf"(?P<q>(?P<neg>零下|负|minus\s+)?(?P<scale>(?:华氏|摄氏)\s*)?(?P<n>{_NUM}|{_ARTICLE})"
+    rf"(?P<q>(?P<neg>零下|负|(?<![a-z])minus\s+)?(?P<scale>(?:华氏|摄氏)\s*)?(?P<n>{_NUM}|{_ARTICLE})"
     rf"(?P<more>{_MORE})?(?:-?ish|\s+or\s+so)?\s*-?\s*(?P<u>{_UNIT})(?P<below>\s+below\s+zero)?)",
     rf"(?P<bare>{_NUM})")))
 # range and list words, and the words that offer a second value as a possibility (or maybe 30, 也可能30)
@@ -144,6 +145,29 @@ _LABEL = re.compile(r"(?:(?:route|option|plan|path|line|no\.?|number|#|bus|step|
                     r"(?<![a-z])(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|"
                     r"april|june|july|august|september|october|november|december)\.?|第|路线|方案|线路|号线|线|[¥$€£])\s*"
                     r"|[a-z])$")
+
+
+# Where a token can begin: every alternative of _SCAN starts with a digit, a sign or point, a Chinese numeral, 半, 负,
+# 华氏/摄氏, or one of the English words it knows, whole (numbers, a/an, half, quarter, minus). Trying the
+# scanner only there reads the same tokens as trying it at every position, a few times faster.
+_TRIGGER = re.compile(r"[\d\-−.零〇一二两俩三四五六七八九十百千半负华摄]|(?<![a-z])(?:"
+                      + "|".join(sorted({*_EN_ONES, *_EN_TENS, "minus", "half", "quarter", "an", "a"}, key=len,
+                                        reverse=True)) + ")(?![a-z])")
+
+
+def _scan(text: str) -> Iterator[re.Match[str]]:
+    """The matches of :data:`_SCAN` over ``text``, as ``_SCAN.finditer`` finds them."""
+    at = 0
+    while True:
+        trigger = _TRIGGER.search(text, at)
+        if trigger is None:
+            return
+        m = _SCAN.match(text, trigger.start())
+        if m is None:
+            at = trigger.start() + 1
+            continue
+        yield m
+        at = m.end() if m.end() > m.start() else m.end() + 1
 
 
 def _zh_value(text: str) -> Fraction:
@@ -165,11 +189,16 @@ def _zh_value(text: str) -> Fraction:
 def _number(text: str) -> tuple[Fraction, Fraction, int]:
     """A number's value, half its precision (``23.9`` → 23.9 ± 0.05; words and Chinese numerals: ± 0.5) and its
     decimals as written."""
+    if text.isdigit():  # the common case: a whole number in digits
+        return int(text), _HALF, 0  # type: ignore[return-value]
     text = re.sub(r"\s+", " ", text.strip())
     if text[:1].isdigit() or text[:1] in "-−.":
         digits = text.replace(",", "").replace("−", "-")
-        places = len(digits.partition(".")[2])
-        return Fraction(digits), Fraction(1, 2 * 10 ** places), places
+        whole, _, decimals = digits.partition(".")
+        places = len(decimals)
+        value = int(whole + decimals) if whole not in ("", "-") else int(whole + "0" + decimals)
+        precision = _PRECISION[places] if places < len(_PRECISION) else Fraction(1, 2 * 10 ** places)
+        return (Fraction(value, 10 ** places) if places else value), precision, places  # type: ignore[return-value]
     if text in ("a", "an"):
         return Fraction(1), _HALF, 0
     if text[0] in _ZH_DIGIT or text[0] in "十百千":
@@ -184,8 +213,10 @@ def _quantity(text: str, number: tuple[Fraction, Fraction, int], unit: str, star
     value, tolerance, decimals = number
     kind, factor, offset = _UNITS[unit]
     tolerance = tolerance * factor
-    return Quantity(kind, (value + offset) * factor, min(tolerance, _HALF) if kind == "duration" else tolerance,
-                    text, unit, start, end, decimals, factor)
+    if kind == "duration":
+        tolerance = min(tolerance, _HALF)
+    return Quantity(kind, ((value + offset) if offset else value) * factor, tolerance, text, unit, start, end,
+                    decimals, factor)
 
 
 def read_in(number: Quantity, unit: str) -> Quantity:
@@ -213,7 +244,7 @@ def _token(m: re.Match[str]) -> tuple[str, Any]:
     if group == "half_zh":
         half = _minutes(text, 60 * (_number(m["hz"])[0] if m["hz"] else 0) + 30, at, to, "小时", 1, Fraction(60))
         # 半个多小时: half an hour and more, up to the hour
-        return "q", dataclasses.replace(half, value=half.value + 15, tolerance=Fraction(15), more=True) \
+        return "q", half._replace(value=half.value + 15, tolerance=Fraction(15), more=True) \
             if m["hmore"] else half
     if group == "half_en":
         hours = _number(m["he"])[0] if m["he"] else (0 if re.match(r"(?:an?\s+)?half", text) else 1)
@@ -227,15 +258,15 @@ def _token(m: re.Match[str]) -> tuple[str, Any]:
         hm = _minutes(text, 60 * _number(m["hm_h"])[0] + minutes, at, to, decimals=decimals)
         if m["hm_more"]:  # 1小时20多分钟: 80 to 90 minutes
             step = _step(minutes, precision)
-            return "q", dataclasses.replace(hm, value=hm.value + step / 2, tolerance=step / 2, more=True)
-        return "q", dataclasses.replace(hm, tolerance=min(precision, _HALF))
+            return "q", hm._replace(value=hm.value + step / 2, tolerance=step / 2, more=True)
+        return "q", hm._replace(tolerance=min(precision, _HALF))
     if group == "km_m":
         return "q", Quantity("distance", Fraction(int(m["kk"]) * 1000 + int(m["kmm"])), _HALF, text, "m", at, to)
     if group == "zh_decimal":
         return "q", _quantity(text, _number(m["zd"]), m["zdu"], at, to)
     if group == "q":
         value, tolerance, decimals = _number(m["n"])
-        unit = re.sub(r"\s+", " ", m["u"])
+        unit = m["u"] if m["u"].isalpha() or m["u"] in _UNITS else re.sub(r"\s+", " ", m["u"])
         if m["scale"] and m["scale"].startswith("华氏") and _UNITS[unit][0] == "temperature":
             unit = "华氏度"  # 华氏61度: Fahrenheit named before the number
         if not m["more"]:
@@ -243,7 +274,7 @@ def _token(m: re.Match[str]) -> tuple[str, Any]:
             return "q", _quantity(text, (signed, tolerance, decimals), unit, at, to)
         step = _step(value, tolerance)
         q = _quantity(text, (value + step / 2, step / 2, decimals), unit, at, to)  # 30多分钟, 30-odd minutes: 30 to 40
-        return "q", dataclasses.replace(q, tolerance=step / 2 * _UNITS[unit][1], more=True)
+        return "q", q._replace(tolerance=step / 2 * _UNITS[unit][1], more=True)
     if group == "bare":
         return "bare", _number(text)
     return "clock", None
@@ -269,9 +300,9 @@ def _read(text: str) -> tuple[tuple[Quantity, ...], tuple[tuple[int, int], ...]]
     """The quantities ``text`` states and the spans of every number read (as a quantity, a time of day or a date)."""
     text = _lowered(text)
     tokens: list[tuple[int, int, str, Any]] = []
-    for m in _SCAN.finditer(text):
-        label = _LABEL.search(text[max(0, m.start() - 12):m.start()])
-        if m.lastgroup == "clock" and label is not None and ":" in m.group(0):  # 路线2：31 is no time of day
+    for m in _scan(text):
+        if m.lastgroup == "clock" and ":" in m.group(0) and _LABEL.search(text[max(0, m.start() - 12):m.start()]):
+            # 路线2：31 is no time of day
             after = m.start() + m.group(0).index(":") + 1
             minutes = text[after:after + 2].rstrip(":")  # the digits after the first colon (Ⅻ1:12:30 holds 12)
             tokens.append((after, after + len(minutes), "bare", _number(minutes)))
@@ -330,13 +361,14 @@ def unread_amounts(text: str) -> tuple[str, ...]:
     and a unit word, where the number is no quantity, time of day or date the reader reads (``3个多小时`` before it
     was read; an unknown spelling between a number and its unit). A claim that cannot be read cannot be verified: each
     suite fails an answer that makes one."""
-    read = _read(text)[1]
     lowered = _lowered(text)
     found = []
+    read: tuple[tuple[int, int], ...] | None = None
     for m in _AMOUNT_SHAPE.finditer(lowered):
         number_end = m.start() + len(_DIGITS.match(lowered, m.start()).group(0))  # type: ignore[union-attr]
         if _UNIT_WORD.match(lowered, number_end):
-            continue  # a unit its guard turned down is part of a name (八里庄, 三里屯), no amount
+            continue  # a unit right after the number: read as an amount, or (its guard turned it down) a name
+        read = _read(text)[1] if read is None else read
         if not any(start <= m.start() < end for start, end in read):
             found.append(text[m.start():m.end()])
     return tuple(found)
