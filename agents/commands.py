@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mobility_env.errors import ConfigError
+from mobility_env.suites import SUITES, suite_of
 
-from .targets import DEFAULT_ENV_OPTIONS, ENV_IDS, MOBILEPA, MOBILITYBENCH
+from .targets import ENV_IDS, MOBILITYBENCH
 
 AGENTS = ("rule", "oracle", "react", "plan-execute")
 
@@ -29,24 +30,12 @@ def _llm_config(args: argparse.Namespace) -> Any:
 def agent_factory(args: argparse.Namespace, llm_config: Any = None) -> Callable[[], Any]:
     """A zero-argument constructor for the chosen agent (each worker builds its own).
 
-    ``rule`` and ``oracle`` are per env (``MobilePA-v0``: :class:`~mobility_agents.phone_rule.PhoneRuleAgent`
-    and :class:`~mobility_agents.mobilepa.PhoneOracleAgent`); the LLM agents are the same for both envs."""
-    if getattr(args, "env", MOBILITYBENCH) == MOBILEPA and args.agent in ("rule", "oracle"):
-        if args.agent == "oracle":
-            from .mobilepa import PhoneOracleAgent
+    ``rule`` and ``oracle`` are per suite (:data:`mobility_agents.suites.BASELINES`); the LLM agents are the same
+    for every suite."""
+    if args.agent in ("rule", "oracle"):
+        from .suites import baseline
 
-            return PhoneOracleAgent
-        from .phone_rule import PhoneRuleAgent
-
-        return PhoneRuleAgent
-    if args.agent == "rule":
-        from .rule import RuleAgent
-
-        return RuleAgent
-    if args.agent == "oracle":
-        from .oracle import OracleAgent
-
-        return OracleAgent
+        return baseline(getattr(args, "env", MOBILITYBENCH), args.agent)  # type: ignore[no-any-return]
     config = llm_config if llm_config is not None else _llm_config(args)
     if args.agent == "react":
         from .react import ReActAgent
@@ -68,26 +57,25 @@ def run_identity_of(args: argparse.Namespace, llm_config: Any) -> dict[str, Any]
 
 
 def env_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The env's options from the command line: its defaults (:data:`DEFAULT_ENV_OPTIONS`) and what was given."""
-    options: dict[str, Any] = dict(DEFAULT_ENV_OPTIONS[args.env])
+    """The env's options from the command line: its defaults (:data:`default_env_options`) and what was given."""
+    suite = suite_of(args.env)
+    options: dict[str, Any] = suite.options()
     if args.max_steps is not None:
         options["max_steps"] = args.max_steps
-    if args.obs_format is not None:
-        if args.env != MOBILITYBENCH:
-            raise ConfigError(f"--obs-format is an option of {MOBILITYBENCH}; {args.env} observations are its "
-                              "feedback JSON")
-        options["obs_format"] = args.obs_format
-    if getattr(args, "maps_data", None) is not None:
-        if args.env != MOBILEPA:
-            raise ConfigError(f"--maps-data is an option of {MOBILEPA}; {args.env} replays --data itself")
-        options["maps_data"] = str(Path(args.maps_data).resolve())
+    given = {"obs_format": args.obs_format,
+             "maps_data": None if getattr(args, "maps_data", None) is None else str(Path(args.maps_data).resolve())}
+    for option, value in given.items():
+        if value is None:
+            continue
+        if option not in suite.own_options:
+            owners = [s.env_id for s in SUITES.values() if option in s.own_options]
+            raise ConfigError(f"--{option.replace('_', '-')} is an option of {', '.join(owners)}; "
+                              f"{args.env} does not take it")
+        options[option] = value
     return options
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from mobility_rewards.phone_scorecard import format_phone_scorecard
-    from mobility_rewards.scorecard import format_scorecard
-
     from .runner import RunConfig, default_out_dir, run_local
 
     for option in ("samples_per_episode", "repeats", "workers", "concurrency", "max_steps", "limit"):
@@ -122,14 +110,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
         records = run_ray(factory, config, address=args.address, concurrency=args.concurrency)
     else:
         records = run_local(factory, config)
-    print(format_phone_scorecard(records) if args.env == MOBILEPA else format_scorecard(records))
+    scoring = suite_of(args.env).part("scoring")
+    print(scoring.scorecard(records))
     if args.repeats is not None and args.repeats > 1:
         from mobility_env.runfiles import json_text, write_text_atomic
         from mobility_rewards.repeats import format_repeat_spread, repeat_spread
 
-        spread = repeat_spread(records, phone=args.env == MOBILEPA)
+        spread = repeat_spread(records, scoring.repeat_rows)
         print()
-        print(format_repeat_spread(spread, ("success", "DR", "progress") if args.env == MOBILEPA else ("DR", "FPR")))
+        print(format_repeat_spread(spread, scoring.repeat_columns))
         write_text_atomic(Path(out) / "repeats.json", json_text(spread, indent=2) + "\n")
         print(f"mean and standard deviation of every score over the repeats in {out}/repeats.json")
     failures = sum(1 for r in records if r.get("failure"))
@@ -184,8 +173,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                "and --resume); "
                "130/143 interrupted by Ctrl-C/SIGTERM (results so far are kept).")
     run.add_argument("--env", choices=ENV_IDS, default=MOBILITYBENCH,
-                     help=f"the environment (default {MOBILITYBENCH}); {MOBILEPA} plays MobilePA phone tasks with "
-                          "the same runner, agents, Ray backend, report and export")
+                     help=f"the registered suite to play (default {MOBILITYBENCH}); every suite runs with the same "
+                          "runner, agents, Ray backend, report and export")
     run.add_argument("--agent", choices=AGENTS, default="rule",
                      help="agent to run (default: rule; rule and oracle are per env, the LLM agents serve both)")
     run.add_argument("--data", help="built directory or official CSV/XLSX/JSONL; for MobilePA-v0 a task directory or "

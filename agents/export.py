@@ -94,7 +94,7 @@ from mobility_env.runfiles import (RESULTS_FILE, TRAJECTORIES_FILE, clean_string
 from mobility_rewards.metrics import EXTRA_METRIC_KEYS, METRIC_KEYS
 
 from .chat_messages import BadTrajectory, SynthesisSettings, conversation_of, step_rewards
-from .targets import DEFAULT_ENV_OPTIONS, MOBILEPA, MOBILITYBENCH
+from mobility_env.suites import SUITES, env_ids, suite_of
 
 RUN_METADATA_KEY = b"mobility_env.run"
 EXPORT_METADATA_KEY = b"mobility_env.export"
@@ -248,36 +248,31 @@ class _RunContext:
         env_options = run_info.get("env")
         max_steps = env_options.get("max_steps") if isinstance(env_options, dict) else None
         self.max_steps = max_steps if isinstance(max_steps, int) and not isinstance(max_steps, bool) else None
-        self._mobility_tools: str | None = None
+        self._tools: dict[str, str | None] = {}
 
     def env_id(self, result: dict[str, Any]) -> str:
         env_id = self.run_info.get("env_id")
-        if env_id in (MOBILITYBENCH, MOBILEPA):
+        if env_id in SUITES:
             return str(env_id)
-        return MOBILEPA if result.get("bucket") else MOBILITYBENCH  # a run from before run.json named its env
+        # a run from before run.json named its env: the suite whose results carry a key only its results have
+        marked = [s.env_id for s in SUITES.values() if any(key in result for key in s.result_marks)]
+        return marked[0] if marked else env_ids()[0]
 
     def settings(self, result: dict[str, Any], env_id: str) -> SynthesisSettings:
         from .llm import LANGUAGES, LLMConfig
 
+        suite = suite_of(env_id)
         language = result.get("language") if result.get("language") in LANGUAGES else LLMConfig.language
-        max_steps = self.max_steps or DEFAULT_ENV_OPTIONS[env_id].get("max_steps")
-        if max_steps is None:
-            from mobility_env.mobilepa.env import DEFAULT_MAX_STEPS
-
-            max_steps = DEFAULT_MAX_STEPS
-        return SynthesisSettings(language=str(language), suite="mobilepa" if env_id == MOBILEPA else None,
-                                 max_steps=int(max_steps))
+        max_steps = self.max_steps or suite.max_steps
+        return SynthesisSettings(language=str(language), suite=suite.name, max_steps=int(max_steps))
 
     def tools(self, trajectory: dict[str, Any], env_id: str) -> str | None:
         if isinstance(trajectory.get("tools"), list):
             return _text(trajectory["tools"])
-        if env_id != MOBILITYBENCH:
-            return None
-        if self._mobility_tools is None:
-            from mobility_env.tools import openai_tools
-
-            self._mobility_tools = json_text(openai_tools())
-        return self._mobility_tools
+        if env_id not in self._tools:  # a trajectory that did not record its tools: the suite's fixed ones, if any
+            fixed = suite_of(env_id).part("runtime").fixed_tools()
+            self._tools[env_id] = None if fixed is None else json_text(fixed)
+        return self._tools[env_id]
 
 
 def _total_reward(result: dict[str, Any], trajectory: dict[str, Any] | None) -> float:

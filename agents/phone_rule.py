@@ -25,7 +25,7 @@ or the state database. One episode:
    (``pass replace=true``), then retry.
 5. **Answer** with what was done and the facts read (a number, a message, the day's events).
 
-Capability tools (issue 15), when a task offers them, come first
+Capability tools (memory, skills, sub-agents), when a task offers them, come first
 (:class:`~mobility_agents.phone_capabilities.CapabilityMixin`): a request a sub-agent's words name is handed to
 it with its payload; a request that shares words with an offered skill's name and description loads that skill
 and plays its routine with the tools the load adds; with the memory tools offered, the values a request leaves to

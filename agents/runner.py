@@ -49,13 +49,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, cast
 
-from mobility_env.errors import ConfigError, DataFileError, MobilityEnvError
+from mobility_env.errors import ConfigError, MobilityEnvError
 from mobility_env.runfiles import (APPEND_ONLY_FILES, RESULTS_FILE, RUN_FILE, TRAJECTORIES_FILE, RunLock,
                                    count_lines, data_fingerprint, drop_last_line, json_line, json_text,
                                    read_results, read_run_info, record_key, repair_tail, write_text_atomic)
 from mobility_rewards.shaping import FORMAT_VERSION_KEYS, format_versions
 
-from .targets import MOBILEPA, MOBILITYBENCH, check_env_id, data_path, make_env, open_store
+from mobility_env.suites import env_ids, suite_of, suite_of_run
+
+from .targets import MOBILITYBENCH, check_env_id, data_path, make_env
 
 __all__ = ["RESULTS_FILE", "TRAJECTORIES_FILE", "ResumeMismatch", "RunConfig", "RunStopped", "Terminated",
            "episode_seed", "make_env", "open_run_data", "read_results", "run_local"]
@@ -152,42 +154,22 @@ class RunData:
 def open_run_data(data: str | os.PathLike | None, lookup_config: Any = None,
                   env_id: str = MOBILITYBENCH) -> RunData:
     """Open ``data`` (None = the env's bundled set) and describe it: path, kind, fingerprint, load report."""
-    from mobility_env.layout import EPISODES_FILE, read_manifest
-    from mobility_env.loaders import load_episodes
-    from mobility_env.sandbox import Sandbox
-    from mobility_env.store import EpisodeStore, resolve_data
-
     path, kind = data_path(check_env_id(env_id), data)
-    if env_id == MOBILEPA:
-        store = open_store(env_id, path)
-        info = {"env_id": env_id, "data": None if data is None else str(data), "data_path": str(path),
-                "data_kind": kind, "data_fingerprint": data_fingerprint(path), "episodes_in_data": len(store.ids),
-                "load_report": None}
-        return RunData(store=store, info=info)
-    if path.is_dir():
-        if not (path / EPISODES_FILE).exists():
-            raise DataFileError(path, f"a directory without {EPISODES_FILE}: not a built directory; "
-                                      "build one with `mobility-env build SRC --out DIR`")
-        store = resolve_data(path, lookup_config)
-        manifest = read_manifest(path) or {}
-        report = manifest.get("load_report") if isinstance(manifest.get("load_report"), dict) else None
-    else:
-        episodes = load_episodes(path)
-        if not episodes:
-            raise DataFileError(path, f"no usable episodes ({episodes.report.summary()})")
-        store = EpisodeStore(Sandbox.from_episodes(episodes, lookup_config), episodes=list(episodes))
-        report = episodes.report.to_dict()
+    store, report = suite_of(env_id).part("runtime").open_run(path, lookup_config)
+    store.env_id = env_id
     if report is not None and len(report.get("rejected") or []) > MAX_STORED_REJECTIONS:
         report = {**report, "rejected_count": len(report["rejected"]),
                   "rejected": report["rejected"][:MAX_STORED_REJECTIONS]}
     info = {"data": None if data is None else str(data), "data_path": str(path), "data_kind": kind,
             "data_fingerprint": data_fingerprint(path), "episodes_in_data": len(store.ids), "load_report": report}
+    if env_id != env_ids()[0]:  # run.json names the suite (runs from before --env existed are the first suite's)
+        info = {"env_id": env_id, **info}
     return RunData(store=store, info=info)
 
 
 def describe_data(info: dict[str, Any]) -> list[str]:
     """Lines telling the user what was loaded: path, counts, repairs, the first rejections."""
-    unit = "tasks" if info.get("env_id") == MOBILEPA else "episodes"
+    unit = suite_of_run(info).unit
     lines = [f"data: {info['data_path']} ({info['data_kind']}, {info['episodes_in_data']} {unit})"]
     report = info.get("load_report") or {}
     if "loaded" not in report:
@@ -448,10 +430,8 @@ def run_identity(config: RunConfig, data: RunData) -> dict[str, Any]:
     identity = {"agent": config.meta.get("agent"), "model": config.meta.get("model"), **config.identity,
                 "data": data.info["data_fingerprint"], "seed": config.seed,
                 "env": {k: v for k, v in config.env_kwargs.items()}, **format_versions()}
-    if config.env_id != MOBILITYBENCH:  # runs from before --env existed are MobilityBench runs
-        from mobility_rewards.mobilepa import phone_format_versions
-
-        identity.update({"env_id": config.env_id, **phone_format_versions()})
+    if config.env_id != env_ids()[0]:  # runs from before --env existed are the first suite's
+        identity.update({"env_id": config.env_id, **suite_of(config.env_id).part("scoring").format_versions()})
     return json.loads(json_text(identity))  # the form it has in run.json
 
 

@@ -34,6 +34,7 @@ import sys
 from typing import Any
 
 from mobility_env.errors import ConfigError
+from mobility_env.suites import suite_of
 
 from .serve_config import (DEFAULT_HOST, DEFAULT_IDLE_TIMEOUT_S, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_SESSIONS,
                            DEFAULT_PORT, ServeConfig, is_loopback)
@@ -79,7 +80,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
               f"{server.port} can open sessions (there is no authentication)", file=sys.stderr)
     timeout = f"{config.idle_timeout_s:g} s" if config.idle_timeout else "never"
     ws_url = server.base_url.replace("http://", "ws://", 1)
-    print(f"mobility-env serve: {config.env_id} ({count} {'tasks' if config.env_id != MOBILITYBENCH else 'episodes'}) "
+    print(f"mobility-env serve: {config.env_id} ({count} {suite_of(config.env_id).unit}) "
           f"on {server.base_url} (WebSocket {ws_url}/ws); at most {config.max_sessions} sessions, idle ones closed "
           f"after {timeout}; Ctrl-C stops", flush=True)
     try:

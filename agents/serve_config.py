@@ -12,7 +12,7 @@ from typing import Any
 
 from mobility_env.errors import ConfigError
 
-from .targets import DEFAULT_ENV_OPTIONS, MOBILITYBENCH, check_env_id
+from .targets import MOBILITYBENCH, check_env_id, default_env_options
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -40,7 +40,7 @@ class ServeConfig:
     """One server: the env it serves (``env_id``, ``data``, ``env_kwargs``), where, and its limits.
 
     ``env_kwargs`` default to the options ``mobility-env run`` gives the env
-    (:data:`~mobility_agents.targets.DEFAULT_ENV_OPTIONS`). ``idle_timeout_s`` 0 keeps idle
+    (:func:`~mobility_agents.targets.default_env_options`). ``idle_timeout_s`` 0 keeps idle
     sessions forever. ``port`` 0 takes a free port (the running server reports it).
     """
 
@@ -57,7 +57,7 @@ class ServeConfig:
 
     def __post_init__(self) -> None:
         check_env_id(self.env_id)
-        object.__setattr__(self, "options", dict(DEFAULT_ENV_OPTIONS[self.env_id]) if self.env_kwargs is None
+        object.__setattr__(self, "options", default_env_options(self.env_id) if self.env_kwargs is None
                            else dict(self.env_kwargs))
         if not isinstance(self.port, int) or not 0 <= self.port <= 65535:
             raise ConfigError(f"port must be 0..65535, got {self.port!r}")

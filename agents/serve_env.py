@@ -18,9 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mobility_env.errors import MobilityEnvError
 from mobility_env.runfiles import json_text
+from mobility_env.suites import suite_of
 
 from .serve_client import MobilityAction, MobilityObservation, MobilityState
-from .targets import MOBILEPA, make_env
+from .targets import make_env
 
 __all__ = ["MobilityEnvironment", "RequestError", "ResetBody", "ResetParams", "StepBody",
            "observation_payload", "reply_text", "shorten", "validation_error"]
@@ -134,7 +135,7 @@ class MobilityEnvironment(Environment):
             if picked - {params.episode_id}:
                 raise RequestError("VALIDATION_ERROR", f"episode_id {params.episode_id!r} and options "
                                                        f"{sorted(map(str, picked))!r} name different episodes")
-            options["task_id" if self.env_id == MOBILEPA else "episode_id"] = params.episode_id
+            options[suite_of(self.env_id).id_key] = params.episode_id
         with self._lock:
             self._check_open()
             try:

@@ -82,14 +82,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mobility_env.errors import ConfigError
+from mobility_env.suites import suite_of
 
 from .base import EpisodeSession
 from .llm import strip_thinking
 from .llm_config import LANGUAGES
 from .prompts import render_prompt
 from .react import task_message
-from .targets import DEFAULT_ENV_OPTIONS, MOBILEPA, MOBILITYBENCH, check_env_id, data_path, make_env, \
-    open_store
+from .targets import MOBILITYBENCH, check_env_id, data_path, default_env_options, make_env, open_store
 
 try:
     import verifiers.v1 as vf
@@ -113,13 +113,7 @@ EnvId = Literal["MobilityBench-v0", "MobilePA-v0"]
 
 # --------------------------------------------------------------------------- weights and rubric
 def _weights_class(env_id: str) -> type:
-    if check_env_id(env_id) == MOBILEPA:
-        from mobility_rewards.mobilepa import PhoneRewardWeights
-
-        return PhoneRewardWeights
-    from mobility_rewards.shaping import RewardWeights
-
-    return RewardWeights
+    return suite_of(env_id).part("scoring").weights()  # type: ignore[no-any-return]
 
 
 def reward_terms(env_id: str) -> tuple[str, ...]:
@@ -270,7 +264,7 @@ class MobilityTasksetConfig(vf.TasksetConfig):
         return self
 
     def resolved_env_options(self) -> dict[str, Any]:
-        options = {**DEFAULT_ENV_OPTIONS[self.env_id], **self.env_options}
+        options = {**default_env_options(self.env_id), **self.env_options}
         if self.max_steps is not None:
             options["max_steps"] = self.max_steps
         return options

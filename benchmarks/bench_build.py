@@ -1,6 +1,6 @@
 """Generate and build ``n`` synthetic episodes: wall time, the replay-index share, bytes on disk.
 
-    python benchmarks/bench_build.py --n 10000 --out-dir /tmp/mobility-bench/synth-10000-seed0
+    python benchmarks/bench_build.py --n 10000 --out-dir runs/synth-10000-seed0
 """
 
 from __future__ import annotations

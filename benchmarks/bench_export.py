@@ -9,8 +9,8 @@ are measured side by side; both outputs are checked equal.
 
 Make a large run first, e.g. the oracle over 10,000 synthetic episodes::
 
-    mobility-env synth --n 10000 --seed 0 --out /tmp/syn10k
-    mobility-env run --agent oracle --data /tmp/syn10k --out /tmp/run10k --no-progress
+    mobility-env synth --n 10000 --seed 0 --out runs/syn10k
+    mobility-env run --agent oracle --data runs/syn10k --out runs/oracle-10k --no-progress
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ With two or more directories the JSON ends with the ratios last / first of every
 
 ``--methods-from`` times the query methods (``fuzzy_names``, ``_shared_tokens``, ``near_sites``,
 ``_site_tree``) of another copy of ``mobility_env/replay_index.py`` on the same arrays, for a
-before/after comparison in one run, e.g. ``git show HEAD~1:mobility_env/replay_index.py > /tmp/old.py``.
+before/after comparison in one run, e.g. ``git show HEAD~1:mobility_env/replay_index.py > old_replay_index.py``.
 """
 
 from __future__ import annotations

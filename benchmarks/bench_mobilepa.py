@@ -7,7 +7,7 @@ read step (``list_alarms``), a refused step (permission denied) and ``delta()`` 
 Then the same through ``MobilePA-v0`` on the bundled tasks (``reset`` at first visit and revisit, and each
 task's first state-changing oracle call as an action text), overall and per verification bucket (``env.current``);
 ``--baseline REV`` times the revisit and the step again with the scorer of git revision ``REV``
-(``env.baseline``), interleaved with the current one. Issue 14's targets: a step with a database write
+(``env.baseline``), interleaved with the current one. MobilePA-v0's speed targets: a step with a database write
 ≤ 100 µs p50, ``reset`` ≤ 200 µs p50.
 
     python benchmarks/bench_mobilepa.py [--rows 40] [--samples 2000] [--rounds 3] [--baseline REV] [--out F]

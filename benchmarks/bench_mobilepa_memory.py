@@ -7,7 +7,7 @@ call takes (schema check, fault and permission checks, savepoint, audit log):
 
 * **latency**: ``--searches`` searches per profile with realistic queries (a random key of the profile,
   one of its paraphrases): ``first`` is each profile's first search (its index is built then),
-  ``repeat`` the later ones of the same episode, ``all`` both. Issue 15's target: p50 ≤ 200 µs.
+  ``repeat`` the later ones of the same episode, ``all`` both. The memory dimension's target: p50 ≤ 200 µs.
 * **quality**, in the profile's language and across languages (a Chinese query of an English profile and
   the reverse): for every key of every profile, each query of
   :data:`~mobility_env.mobilepa.profile.QUERIES` — the oracle's (the first) and the paraphrases apart —

@@ -1,6 +1,6 @@
 """MobilePA task generation: generate, check (oracle passes, cheap trajectories fail) and write N tasks.
 
-Issue 14's target: 10,000 tasks generated and built in under a minute on this machine. The run
+MobilePA-v0's target: 10,000 tasks generated and built in under a minute on a 2-core machine. The run
 times :func:`mobility_env.mobilepa.generate.write_task_set` end to end (generation, the per-task
 checks against ``verify_phone_task``, ``tasks.jsonl`` + ``manifest.json``) with ``--workers``
 processes, then, on a sample of the written tasks, the parts of one task's cost: building its

@@ -14,9 +14,9 @@ new; the caches of names and evidence words, which recur, stay warm in both chec
 Side by side with another checkout (``--baseline DIR``, e.g. a ``git worktree`` of the commit before), alternating
 processes in one run, ratios reported (absolute times drift on this shared machine)::
 
-    python benchmarks/bench_reader.py --answers /tmp/answers.json --out /tmp/reader.json
+    python benchmarks/bench_reader.py --answers runs/answers.json --out runs/reader.json
     git worktree add ../before ff9285f      # beside shared/, like this checkout: the same episodes
-    python benchmarks/bench_reader.py --answers /tmp/answers.json --baseline ../before --rounds 3
+    python benchmarks/bench_reader.py --answers runs/answers.json --baseline ../before --rounds 3
 
 Not a test: prints JSON and exits 0 whatever the figures are.
 """

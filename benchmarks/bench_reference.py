@@ -50,7 +50,7 @@ here), runs both on one built directory:
       Needs ``cpca`` (its answer metric imports it); without it that part is skipped, saying why.
    b. single calls as the agent sees them, per tool: ours = ``env.step(action_text)`` (the
       observation, ``compact`` and ``raw``; reset before each call, not timed); the reference =
-      ``tool.invoke(args)`` + ``json.dumps`` (issue 13's comparison) and + ``str`` (what its
+      ``tool.invoke(args)`` + ``json.dumps`` (the reference-comparison targets' measure) and + ``str`` (what its
       agents actually put in the ToolMessage). Ours parses the action text; the reference gets
       the arguments parsed. Strictly equal calls only.
    c. our step overhead over the floor (``benchmarks/bench_step.py``'s definition: ``json.loads``
@@ -61,7 +61,7 @@ After the load, the reference's objects are moved to the collector's permanent g
 (``gc.freeze``) so that full collections over its millions of objects are charged to neither
 side; the cost of one full collection before the freeze is reported.
 
-    python benchmarks/bench_reference.py --data DIR --reference-src /tmp/refsrc/src \
+    python benchmarks/bench_reference.py --data DIR --reference-src REF/src \
         [--episodes 200] [--rounds 3] [--calls 200] [--out F]
 
 Needs, in the running interpreter, this project plus ``langchain-core``, ``pyyaml`` and

@@ -19,7 +19,7 @@ is lower by the share other processes took). ``server_runqueue_share`` is the ti
 ready to run but waited for a CPU (``/proc/PID/schedstat``), per second of the window: on an
 otherwise idle machine it is near 0; well above 0 the figure measures the machine's other load as
 much as the server. The load average is recorded before and after.
-``target`` says whether openenv-core's client with 16 sessions reached 1,000 steps/s (issue 16).
+``target`` says whether openenv-core's client with 16 sessions reached 1,000 steps/s (the serving target).
 
     python benchmarks/bench_serve.py [--env MobilityBench-v0] [--sessions 1 4 16] [--seconds 5] [--data DIR]
 """
@@ -41,7 +41,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import emit, machine, percentiles  # noqa: E402
 
-from mobility_agents.targets import DEFAULT_ENV_OPTIONS, MOBILEPA, MOBILITYBENCH, make_env, open_store  # noqa: E402
+from mobility_agents.targets import default_env_options, MOBILEPA, MOBILITYBENCH, make_env, open_store  # noqa: E402
 
 
 @dataclass
@@ -63,7 +63,7 @@ class Tally:
 def oracle_plans(env_id: str, data: str | None, limit: int) -> list[Plan]:
     from mobility_rewards.reference import reference_finish
 
-    env = make_env(open_store(env_id, data), DEFAULT_ENV_OPTIONS[env_id])
+    env = make_env(open_store(env_id, data), default_env_options(env_id))
     ids = (env.task_ids if env_id == MOBILEPA else env.episode_ids)[:limit]
     plans = []
     for episode_id in ids:
@@ -103,7 +103,7 @@ def summary(tally: Tally, seconds: float, server_cpu_s: float | None = None,
 
 
 def in_process(env_id: str, data: str | None, plans: list[Plan], seconds: float) -> dict[str, Any]:
-    env = make_env(open_store(env_id, data), DEFAULT_ENV_OPTIONS[env_id])
+    env = make_env(open_store(env_id, data), default_env_options(env_id))
     for plan in plans[:20]:  # warm the caches the server's envs have warmed too
         env.reset(options={"episode_id": plan.episode_id})
         for action in plan.actions:

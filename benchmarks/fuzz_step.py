@@ -1,6 +1,6 @@
 """Fuzz ``env.step`` with N hostile actions: exceptions must be 0 and memory flat.
 
-The actions mix what the issue measured breaking ``step`` (lone surrogates, 400-digit
+The actions mix what was measured breaking ``step`` before the action caps (lone surrogates, 400-digit
 coordinates and radii, JSON integers over 4,300 digits, arguments nested ~990 deep) with
 megabyte strings, NaN/inf, non-JSON Python values, unknown tools, extra keys, wrong types,
 JSON text and OpenAI tool-call forms, and valid calls (sampled, gold, and gold calls with one
@@ -42,11 +42,11 @@ class Fuzzer:
     """Seeded generator of hostile and valid actions (``random.Random``: fast enough for 10^6)."""
 
     def __init__(self, seed: int, max_string_chars: int, max_number_digits: int):
-        from mobility_env.actions import ToolCallSpace
+        from mobility_env.tool_samples import map_tool_space
         from mobility_env.tools import TOOLS
 
         self.rng = random.Random(seed)
-        self.space = ToolCallSpace(seed=seed)
+        self.space = map_tool_space(seed=seed)
         self.tools = list(TOOLS) + ["traffic_status_road_api"]
         self.arg_names = sorted({p.name for spec in TOOLS.values() for p in spec.params}) + ["extra", "", "名称"]
         self.long = max_string_chars

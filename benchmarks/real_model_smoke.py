@@ -37,10 +37,10 @@ llama-cpp-python's source distribution vendors (``cmake --build build --target l
 
 Example (the model server lives outside the repo's virtualenv)::
 
-    OPENAI_API_KEY=EMPTY python benchmarks/real_model_smoke.py --episodes 2 --out /tmp/smoke
-    OPENAI_API_KEY=EMPTY python benchmarks/real_model_smoke.py --llama-server ~/llama.cpp/build/bin/llama-server \
-        --tool-modes native --tool-choice required --episodes 10 --out /tmp/smoke-ls
-    python benchmarks/real_model_smoke.py --report-only --out /tmp/smoke   # re-read, no server
+    OPENAI_API_KEY=EMPTY python benchmarks/real_model_smoke.py --episodes 2 --out runs/smoke
+    OPENAI_API_KEY=EMPTY python benchmarks/real_model_smoke.py --llama-server LLAMA_CPP/build/bin/llama-server \
+        --tool-modes native --tool-choice required --episodes 10 --out runs/smoke-ls
+    python benchmarks/real_model_smoke.py --report-only --out runs/smoke   # re-read, no server
 """
 
 from __future__ import annotations

@@ -8,13 +8,13 @@ with the floor and the global lookups (``bench_step``), oracle episodes/s, scori
 throughput and observation size (``bench_episodes``), memory of one and of each additional
 process (``bench_memory``; Ray actors with ``--ray``). Each benchmark runs in its own
 subprocess, one after another, so they never compete for the two cores. ``targets`` compares
-each size with issue 8's targets, all ratios taken within this run.
+each size with the first performance targets, all ratios taken within this run.
 
 After the sizes: the cold first global lookups and the warm global fuzzy/nearest lookups of
 every size in one interleaved run (``bench_lookup_scaling``), and, with ``--reference-src``
 (a checkout of the reference's ``src/``; run this script with an interpreter that can import
 it, see ``bench_reference.py``), the side-by-side run against the released reference sandbox on
-the largest size (``bench_reference``). ``targets_issue_13`` sets both against issue 13's targets.
+the largest size (``bench_reference``). ``targets_issue_13`` sets both against the reference-comparison targets.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import DEFAULT_CACHE, REPO, dataset_dir, machine  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-REFERENCE = {  # the released reference sandbox, as measured and quoted in issue 8 (not re-measured here)
+REFERENCE = {  # the released reference sandbox, as measured for the first performance targets (not re-measured)
     "load_s_per_process": 36.0, "memory_gb_per_process": 4.1, "peak_memory_gb": 4.5,
     "near_miss_lookup_ms": [6.0, 20.0], "far_miss_lookup_ms": [18.0, 20.0], "exact_route_hit_us": 400.0,
 }  # bench_reference.py measures the reference itself, side by side (--reference-src)
@@ -83,7 +83,7 @@ def targets(size: int, r: dict[str, Any]) -> dict[str, Any]:
 
 
 def targets_issue_13(result: dict[str, Any]) -> dict[str, Any]:
-    """Issue 13's targets from this run: ratios side by side with the reference, step overhead, cold and
+    """The reference-comparison targets from this run: ratios side by side with the reference, step overhead, cold and
     warm global lookups across sizes."""
     sizes = sorted(result["sizes"], key=int)
     largest = result["sizes"][sizes[-1]]

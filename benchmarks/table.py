@@ -1,4 +1,4 @@
-"""Render ``results.json`` (from ``run_all.py``) as the Markdown table of the README section.
+"""Render ``results.json`` (from ``run_all.py``) as the Markdown tables of docs/results.md.
 
     python benchmarks/table.py benchmarks/results.json
 """
@@ -85,7 +85,7 @@ def rows(result: dict[str, Any]) -> list[tuple[str, list[str]]]:
 
 
 def issue_13_rows(result: dict[str, Any]) -> list[str]:
-    """The issue 13 targets table (``run_all.py``'s ``targets_issue_13``), when the run has it."""
+    """The reference-comparison targets table (``run_all.py``'s ``targets_issue_13``), when the run has it."""
     targets = result.get("targets_issue_13")
     if not targets:
         return []

@@ -111,7 +111,7 @@ from typing import Any
 
 from mobility_agents.llm import parse_text_actions, render_wire_messages, strip_thinking
 from mobility_agents.prompts import observation_label, render_prompt
-from mobility_agents.targets import DEFAULT_ENV_OPTIONS, ENV_IDS, MOBILITYBENCH, make_env, open_store
+from mobility_agents.targets import default_env_options, ENV_IDS, MOBILITYBENCH, make_env, open_store
 from mobility_env.errors import MobilityEnvError
 
 #: The metric that says "the task was done": MobilityBench's verified final-plan pass, MobilePA's state checks.
@@ -236,12 +236,19 @@ def training_prompts(env: Any, ids: list[str], hp: Hyperparameters) -> tuple[lis
     return rows, episode_of
 
 
+def _fixed_tools(env_id: str) -> bool:
+    """Whether every episode of the suite offers the same tools (a gold demonstration from another episode fits)."""
+    from mobility_env.suites import suite_of
+
+    return suite_of(env_id).part("runtime").fixed_tools() is not None
+
+
 def demo_style(hp: Hyperparameters) -> str:
     """``--demo auto``: a gold demonstration on MobilityBench-v0 (every episode has the same tools), none on
     MobilePA-v0 (each task has its own tools, so another task's calls would show tools it does not offer)."""
     if hp.demo != "auto":
         return hp.demo
-    return "gold" if hp.env == MOBILITYBENCH else "none"
+    return "gold" if _fixed_tools(hp.env) else "none"
 
 
 def demonstration(env: Any, candidates: list[str], language: str) -> list[dict[str, str]]:
@@ -718,8 +725,12 @@ def parse_args(argv: list[str] | None) -> Hyperparameters:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
     if hp.env_max_steps < 0:
         p.error("--env-max-steps must be at least 1 (or 0 for the env's default)")
-    if hp.demo == "gold" and hp.env != MOBILITYBENCH:
-        p.error(f"--demo gold: only on {MOBILITYBENCH} ({hp.env} tasks each have their own tools)")
+    if hp.demo == "gold" and not _fixed_tools(hp.env):
+        from mobility_env.suites import env_ids
+
+        shared = ", ".join(e for e in env_ids() if _fixed_tools(e))
+        p.error(f"--demo gold: only on {shared}, whose episodes share their tools ({hp.env} tasks each have their "
+                "own)")
     if hp.num_generations < 2:
         p.error("--num-generations must be at least 2 (GRPO compares rollouts within a group)")
     if (hp.num_generations * hp.prompts_per_step) % hp.micro_batch:
@@ -733,7 +744,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Train; return ``{"curve": rows, "global_step": n, "output_dir": path, "rollouts": n, "last_batch": ...}``
     (``last_batch``: what the last rollout_func call handed to TRL)."""
     hp = parse_args(argv)
-    env_options = dict(DEFAULT_ENV_OPTIONS[hp.env])
+    env_options = default_env_options(hp.env)
     if hp.env_max_steps:
         env_options["max_steps"] = hp.env_max_steps
     try:  # the episodes first: a wrong --data is reported before anything heavy is loaded

@@ -42,15 +42,29 @@ def __getattr__(name: str) -> Any:
 
 
 def _register() -> None:
-    """``MobilityBench-v0`` with the env's own step limit; ``gymnasium.make`` puts
-    ``ScoreOnTimeLimit`` above its ``TimeLimit`` so a time-limit truncation is scored too."""
+    """Each suite once: its entry in :mod:`mobility_env.suites` (its data and env: ``runtime``, env layer; its
+    scoring: ``scoring``, scoring layer; named, not imported — the baselines are the agents layer's,
+    :data:`mobility_agents.suites.BASELINES`) and its Gymnasium id, with the env's own step limit and
+    ``ScoreOnTimeLimit`` above ``TimeLimit`` so a time-limit truncation is scored too."""
     from gymnasium.envs.registration import WrapperSpec, register, registry
 
-    if "MobilityBench-v0" not in registry:
-        register(id="MobilityBench-v0", entry_point="mobility_env.env:MobilityEnv", max_episode_steps=DEFAULT_MAX_STEPS,
-                 additional_wrappers=(WrapperSpec("ScoreOnTimeLimit", "mobility_env.env:ScoreOnTimeLimit", {}),))
-    if "MobilePA-v0" not in registry:  # the env scores its own step limit (12); no TimeLimit above it
-        register(id="MobilePA-v0", entry_point="mobility_env.mobilepa.env:MobilePAEnv")
+    from .suites import Suite, register_suite
+
+    suites = (
+        Suite(env_id="MobilityBench-v0", name="mobility", id_key="episode_id", unit="episodes",
+              max_steps=DEFAULT_MAX_STEPS, entry_point="mobility_env.env:MobilityEnv",
+              runtime="mobility_env.mobilitybench.suite", scoring="mobility_rewards.suites:MOBILITYBENCH",
+              default_options={"max_steps": DEFAULT_MAX_STEPS, "obs_format": "compact"}, own_options=("obs_format",)),
+        Suite(env_id="MobilePA-v0", name="mobilepa", id_key="task_id", unit="tasks", max_steps=12,  # the env's own
+              entry_point="mobility_env.mobilepa.env:MobilePAEnv", runtime="mobility_env.mobilepa.suite",
+              scoring="mobility_rewards.suites:MOBILEPA", own_options=("maps_data",), result_marks=("bucket",)),
+    )
+    for suite in suites:
+        register_suite(suite)
+        if suite.env_id not in registry:
+            register(id=suite.env_id, entry_point=suite.entry_point, max_episode_steps=suite.max_steps,
+                     additional_wrappers=(WrapperSpec("ScoreOnTimeLimit", "mobility_env.wrappers:ScoreOnTimeLimit",
+                                                      {}),))
 
 
 _register()

@@ -27,7 +27,8 @@ These are ``invalid_action`` errors whose message names the place (``arguments.s
 and the limit. The arguments of a parsed call are a fresh copy made by that check: mutating
 the caller's objects after ``step`` changes nothing the env recorded.
 
-:class:`ToolCallSpace` is the Gymnasium action space built on the same rules.
+:class:`mobility_env.spaces.ToolCallSpace` is the Gymnasium action space built on the same rules (still
+importable from here).
 """
 
 from __future__ import annotations
@@ -39,15 +40,11 @@ import re
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
-from gymnasium import spaces
-
-from .episode import SCENARIOS
 from .errors import ConfigError
 from .trajectory import ErrorKind
-from .tools import (BUS_STRATEGIES, DRIVING_STRATEGIES, MAX_DRIVING_STRATEGIES, MAX_WAYPOINTS, RADIUS_RANGE, TOOLS,
-                    ParamSpec, canonical_tool_name)
+from .tools import TOOLS, canonical_tool_name
 
 MAX_ACTION_CHARS = 20_000
 MAX_DEPTH = 16
@@ -386,134 +383,10 @@ def _json_type(value: Any) -> str:
 
 
 # --------------------------------------------------------------------------- the action space
-_SAMPLE_CITIES = ("北京市", "上海市", "广州市", "深圳市", "杭州市", "南京市", "成都市", "武汉市", "西安市", "淮安市")
-_SAMPLE_PLACES = ("天安门", "北京南站", "人民广场", "西湖", "中山公园", "首都机场", "火车站", "市政府", "博物馆", "体育中心")
-_SAMPLE_KEYWORDS = ("咖啡店", "银行", "加油站", "停车场", "医院", "酒店", "超市", "地铁站")
-_SAMPLE_ROADS = ("机场路", "长安街", "中山路", "人民路", "解放大道", "二环路")
-_SAMPLE_STEPS = ("locate origin", "locate destination", "route planning", "weather query", "traffic query",
-                 "nearby search")
-_CHINA = ((73.5, 134.8), (18.2, 53.5))  # lng, lat ranges of sampled coordinates
+def __getattr__(name: str) -> Any:
+    """``ToolCallSpace``, which lives in :mod:`mobility_env.spaces` (it imports this module), resolved on use."""
+    if name == "ToolCallSpace":
+        import importlib
 
-
-class ToolCallSpace(spaces.Space[Any]):
-    """The action space of ``MobilityEnv``: one tool call.
-
-    **Members** (``contains``): any ``str`` of at most ``limits.max_action_chars`` characters
-    (an agent's text is a legal action: the env answers malformed text with an
-    ``invalid_json`` observation), and every object ``parse_action`` reads as a tool call under
-    ``limits``: ``{"name", "arguments"}`` or an OpenAI tool call (dict or object with
-    ``model_dump``), within every bound. The tool name and argument values are not judged
-    here; an unknown tool or a schema violation is a legal action that costs a penalty.
-
-    **Samples** are well-formed calls ``{"name": tool, "arguments": {...}}`` derived from the
-    tool schemas: a uniformly drawn tool (``finish`` included), every required argument and
-    each optional one with probability 1/2, each of the declared type and range (coordinates
-    ``"lng,lat"`` inside China, radii in metres, known strategies, place names and cities).
-    They pass ``tools.validate_call``; most miss the sandbox (``no_cached_result``).
-    ``sample(mask=...)`` restricts the draw to one tool name or a sequence of them. Seeded by
-    ``seed()`` like every Gymnasium space.
-
-    >>> space = ToolCallSpace(seed=0)
-    >>> call = space.sample(mask="weather_query")
-    >>> call["name"], space.contains(call)
-    ('weather_query', True)
-    """
-
-    def __init__(self, limits: ActionLimits | None = None, seed: int | Any | None = None):
-        self.limits = limits or DEFAULT_LIMITS
-        super().__init__(shape=None, dtype=None, seed=seed)
-
-    @property
-    def is_np_flattenable(self) -> bool:
-        return False
-
-    def contains(self, x: Any) -> bool:
-        if isinstance(x, str):
-            return len(x) <= self.limits.max_action_chars
-        if isinstance(x, (bytes, bytearray)) or x is None:
-            return False
-        parsed = parse_action(x, self.limits)
-        return parsed.error is None or not ErrorKind(parsed.error["type"]).is_envelope
-
-    def sample(self, mask: str | Iterable[str] | None = None, probability: Any | None = None) -> dict[str, Any]:
-        if probability is not None:
-            raise ValueError("ToolCallSpace.sample takes no probability; pass mask=<tool name(s)> to restrict the draw")
-        names = self._tool_names(mask)
-        rng = self.np_random
-        name = names[int(rng.integers(len(names)))]
-        arguments = {}
-        for param in TOOLS[name].params:
-            if param.required or rng.random() < 0.5:
-                arguments[param.name] = self._sample_value(name, param)
-        return {"name": name, "arguments": arguments}
-
-    @staticmethod
-    def _tool_names(mask: str | Iterable[str] | None) -> list[str]:
-        if mask is None:
-            return list(TOOLS)
-        requested = [mask] if isinstance(mask, str) else list(mask)
-        names = [canonical_tool_name(n) for n in requested]
-        if not names or None in names:
-            raise ValueError(f"mask must name tools among {', '.join(TOOLS)}, got {mask!r}")
-        return [n for n in names if n is not None]
-
-    def _coordinate(self) -> str:
-        rng = self.np_random
-        (lng_low, lng_high), (lat_low, lat_high) = _CHINA
-        return f"{rng.uniform(lng_low, lng_high):.6f},{rng.uniform(lat_low, lat_high):.6f}"
-
-    def _pick(self, items: tuple[str, ...] | list[str]) -> str:
-        return items[int(self.np_random.integers(len(items)))]
-
-    def _sample_value(self, tool: str, param: ParamSpec) -> Any:
-        rng = self.np_random
-        if param.role == "coordinate":
-            return self._coordinate()
-        if param.role == "coordinate_list":
-            return [self._coordinate() for _ in range(int(rng.integers(1, MAX_WAYPOINTS + 1)))]
-        if param.role == "city":
-            return self._pick(_SAMPLE_CITIES)
-        if param.role == "name":
-            return self._pick(_SAMPLE_ROADS if tool == "traffic_status" else
-                              _SAMPLE_KEYWORDS if tool == "search_around_poi" else _SAMPLE_PLACES)
-        if param.role == "flag":
-            return bool(rng.integers(2))
-        if tool == "driving_route" and param.name == "strategy":
-            labels = sorted(set(DRIVING_STRATEGIES.values()))
-            count = int(rng.integers(1, MAX_DRIVING_STRATEGIES + 1))
-            return [labels[int(i)] for i in rng.choice(len(labels), size=count, replace=False)]
-        if tool == "bus_route" and param.name == "strategy":
-            return self._pick(list(BUS_STRATEGIES))
-        if param.name == "radius":
-            return int(rng.integers(RADIUS_RANGE[0], RADIUS_RANGE[1] + 1))
-        if tool == "reverse_geocoding":
-            (lng_low, lng_high), (lat_low, lat_high) = _CHINA
-            low, high = (lng_low, lng_high) if param.name == "longitude" else (lat_low, lat_high)
-            return f"{rng.uniform(low, high):.6f}"
-        return self._sample_finish_value(param.name)
-
-    def _sample_finish_value(self, name: str) -> Any:
-        rng = self.np_random
-        if name == "answer":
-            return f"建议从{self._pick(_SAMPLE_PLACES)}出发，全程约{int(rng.integers(1, 60))}公里。"
-        if name == "intent":
-            return self._pick(SCENARIOS)
-        if name == "slots":
-            return {"origin": self._pick(_SAMPLE_PLACES), "destination": self._pick(_SAMPLE_PLACES),
-                    "city": self._pick(_SAMPLE_CITIES)}
-        if name == "plan":
-            return [self._pick(_SAMPLE_STEPS) for _ in range(int(rng.integers(1, 4)))]
-        if name == "route_index":
-            return int(rng.integers(3))
-        raise AssertionError(f"no sampler for finish argument {name!r}")  # a new schema field needs one here
-
-    def __eq__(self, other: Any) -> bool:
-        return isinstance(other, ToolCallSpace) and other.limits == self.limits
-
-    def __hash__(self) -> int:
-        return hash((type(self).__name__, self.limits))
-
-    def __repr__(self) -> str:
-        limits = self.limits
-        return (f"ToolCallSpace(max_action_chars={limits.max_action_chars}, max_depth={limits.max_depth}, "
-                f"max_string_chars={limits.max_string_chars}, max_number_digits={limits.max_number_digits})")
+        return importlib.import_module("mobility_env.spaces").ToolCallSpace
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,28 +3,25 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass
-from types import ModuleType
-from typing import Any, Iterator, Mapping, SupportsFloat
+from typing import Any, Mapping
 
 import gymnasium as gym
-import numpy as np
-from gymnasium import logger, spaces
-from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory, write_to_shared_memory
 
 from .actions import (MAX_ACTION_CHARS, MAX_DEPTH, MAX_NUMBER_DIGITS, MAX_STRING_CHARS, ActionLimits, ParsedAction,
-                      ToolCallSpace, copy_arguments, parse_action)
+                      copy_arguments, parse_action)
 from .episode import Episode
 from .errors import ConfigError
 from .observation import OBS_FORMATS, format_response
 from .sandbox import LookupConfig
 from .scoring import EpisodeVerdict, Scorer
+from .spaces import MAX_OBSERVATION_CHARS, SharedTexts, UnicodeText
 from .store import EpisodeStore, resolve_data
+from .tool_samples import map_tool_space
 from .tools import openai_tools, validate_call
 from .trajectory import CallRecord, ErrorKind, FinishRecord, Trajectory, new_call_record
+from .wrappers import ScoreOnTimeLimit, check_render_mode
 
 from . import DEFAULT_MAX_STEPS  # declared with the registration, which must not import this module
 
@@ -32,93 +29,14 @@ from . import DEFAULT_MAX_STEPS  # declared with the registration, which must no
 # imported here, and MobilityEnv.__init__ is the one place that builds it.
 from mobility_rewards.scorer import DefaultScorer
 
-MAX_OBSERVATION_CHARS = 200_000
 MAX_RECORDED_NAME_CHARS = 100  # an unknown tool's name is recorded cut to this
+# the spaces and the time-limit wrapper live in their own modules; their old import paths keep working
+__all__ = ["EpisodeState", "MAX_OBSERVATION_CHARS", "MobilityEnv", "ScoreOnTimeLimit", "SharedTexts", "UnicodeText"]
 
 
 def _drop_none(info: dict[str, Any]) -> dict[str, Any]:
     """Keys are present only when they apply, so vector envs batch each key with one type."""
     return {key: value for key, value in info.items() if value is not None}
-
-
-class UnicodeText(spaces.Text):
-    """A Text space that contains any Unicode string up to ``max_length`` characters.
-
-    Gymnasium's Text space only admits its charset; queries and responses are Chinese, so
-    membership is by length alone. Sampling still draws from the alphanumeric charset.
-    Subclassing Text keeps Gymnasium's vector-env batching of Text spaces.
-    """
-
-    def contains(self, x: Any) -> bool:
-        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
-
-    def __repr__(self) -> str:
-        return f"UnicodeText({self.min_length}, {self.max_length})"
-
-
-# Shared memory for UnicodeText, so AsyncVectorEnv works with its default shared_memory=True.
-# Gymnasium's Text support stores charset indexes (KeyError on '{' or any Chinese character)
-# and reads a snapshot once; here each env owns a row of int32 [length, code points...] and
-# the vector env reads the rows live (SharedTexts), copying them to a tuple of str per step.
-_CODE_UNIT = np.dtype("<i4")
-
-
-class SharedTexts(Sequence):
-    """The observations of an ``AsyncVectorEnv`` in shared memory, decoded on access.
-
-    ``AsyncVectorEnv(copy=True)`` (the default) deep-copies it into a ``tuple`` of ``str``
-    after every ``reset``/``step``; with ``copy=False`` this live view is returned itself.
-    """
-
-    def __init__(self, rows: np.ndarray):
-        self._rows = rows
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return tuple(self[i] for i in range(len(self))[index])
-        row = self._rows[index]
-        return row[1: 1 + int(row[0])].tobytes().decode("utf-32-le", "surrogatepass")
-
-    def __iter__(self) -> Iterator[str]:
-        return (self[i] for i in range(len(self)))
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[str, ...]:
-        return tuple(self)
-
-    def __eq__(self, other: Any) -> bool:
-        return isinstance(other, (tuple, list, SharedTexts)) and tuple(self) == tuple(other)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"SharedTexts({tuple(self)!r})"
-
-
-@create_shared_memory.register(UnicodeText)
-def _create_unicode_text_shared_memory(space: UnicodeText, n: int = 1, ctx: ModuleType = multiprocessing) -> Any:
-    return ctx.Array(_CODE_UNIT.char, n * (space.max_length + 1))
-
-
-def _shared_rows(space: UnicodeText, shared_memory: Any) -> np.ndarray:
-    return np.frombuffer(shared_memory.get_obj(), dtype=_CODE_UNIT).reshape(-1, space.max_length + 1)
-
-
-@read_from_shared_memory.register(UnicodeText)
-def _read_unicode_text_shared_memory(space: UnicodeText, shared_memory: Any, n: int = 1) -> SharedTexts:
-    return SharedTexts(_shared_rows(space, shared_memory)[:n])
-
-
-@write_to_shared_memory.register(UnicodeText)
-def _write_unicode_text_shared_memory(space: UnicodeText, index: int, value: str, shared_memory: Any) -> None:
-    codes = np.frombuffer(value.encode("utf-32-le", "surrogatepass"), dtype=_CODE_UNIT)
-    if len(codes) > space.max_length:
-        raise ValueError(f"observation of {len(codes)} characters does not fit {space!r}")
-    row = _shared_rows(space, shared_memory)[index]
-    row[0] = len(codes)
-    row[1: 1 + len(codes)] = codes
 
 
 @dataclass
@@ -143,7 +61,8 @@ class MobilityEnv(gym.Env[str, Any]):
     against the tool schema and served by the deterministic replay sandbox. The agent ends
     with ``finish``.
 
-    **Actions** (``action_space``: :class:`mobility_env.actions.ToolCallSpace`): a JSON tool call
+    **Actions** (``action_space``: a :class:`mobility_env.spaces.ToolCallSpace` of these tools,
+    :func:`mobility_env.tool_samples.map_tool_space`): a JSON tool call
     ``{"name": tool, "arguments": {...}}`` as text or as a dict, or the OpenAI shape
     ``{"type": "function", "function": {"name": ..., "arguments": "<json>"}}`` (also an
     ``openai`` tool-call object). Tools: ``query_poi``,
@@ -152,8 +71,8 @@ class MobilityEnv(gym.Env[str, Any]):
     ``bicycling_route``, ``bus_route``, and ``finish`` with ``{"answer": str, "intent": str,
     "slots": {...}, "plan": [str], "route_index": int | None}`` (only ``answer`` required).
     ``info["tools"]`` holds the OpenAI function-calling list. ``action_space.sample()`` draws a
-    well-formed call of a random tool; ``contains`` admits any text within the size cap and any
-    object in one of the shapes above within the caps.
+    well-formed call of a random one of these tools (``action_space.tool_names``); ``contains`` admits
+    any text within the size cap and any object in one of the shapes above within the caps.
 
     **Caps on an action** (keyword arguments; an action over a cap is refused, never cut, and
     nothing of it is kept): its JSON text at most ``max_action_chars`` = 20,000 characters
@@ -195,7 +114,7 @@ class MobilityEnv(gym.Env[str, Any]):
 
     **Time limit.** ``MobilityBench-v0`` is registered with ``max_episode_steps`` = 10, the
     env's own limit, so ``env.spec.max_episode_steps`` tells the truth. ``gymnasium.make``
-    puts :class:`ScoreOnTimeLimit` above its ``TimeLimit``: the env adopts a lower
+    puts :class:`~mobility_env.wrappers.ScoreOnTimeLimit` above its ``TimeLimit``: the env adopts a lower
     ``max_episode_steps`` as its ``max_steps`` (both truncate at the same step and the env
     scores it), and if a ``TimeLimit`` still truncates first, the wrapper ends the episode
     with ``abandon("time_limit")``, so ``metrics``, ``verdict`` and ``trajectory`` are in that
@@ -224,6 +143,8 @@ class MobilityEnv(gym.Env[str, Any]):
             scorer's weights (an error together with ``scorer``).
         lookup_config: ``LookupConfig`` (fuzzy threshold, distance bound, global fallback).
         episode_ids: restrict sampling to these ids.
+        render_mode: None or ``"ansi"`` (:meth:`render` returns the episode as text); another mode is a
+            ``ConfigError`` naming the supported ones.
 
     **Example** (a doctest, run by ``tests/test_doctests.py`` on the bundled set):
 
@@ -304,8 +225,7 @@ class MobilityEnv(gym.Env[str, Any]):
             raise ConfigError(f"obs_format must be one of {OBS_FORMATS}, got {obs_format!r}")
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
             raise ConfigError(f"max_steps must be a positive integer, got {max_steps!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ConfigError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        check_render_mode(render_mode, self.metadata)
         self.limits = ActionLimits(max_action_chars=max_action_chars, max_depth=max_depth,
                                    max_string_chars=max_string_chars, max_number_digits=max_number_digits)
         self.store = store or resolve_data(data, lookup_config)
@@ -336,7 +256,7 @@ class MobilityEnv(gym.Env[str, Any]):
         self.render_mode = render_mode
         self.tools = openai_tools()
         self.observation_space = UnicodeText(MAX_OBSERVATION_CHARS)
-        self.action_space = ToolCallSpace(self.limits)
+        self.action_space = map_tool_space(self.limits)
         self.state: EpisodeState | None = None
 
     # ------------------------------------------------------------------ reset
@@ -536,44 +456,3 @@ class MobilityEnv(gym.Env[str, Any]):
     @property
     def episode(self) -> Episode | None:
         return None if self.state is None else self.state.episode
-
-
-class ScoreOnTimeLimit(gym.Wrapper, gym.utils.RecordConstructorArgs):
-    """Keeps ``metrics``, ``verdict`` and ``trajectory`` in the last info when a ``TimeLimit``
-    beneath it, not the env, truncates the episode.
-
-    ``gymnasium.make("MobilityBench-v0")`` applies it above ``TimeLimit`` (it is registered in
-    ``additional_wrappers``). On construction a :class:`MobilityEnv` inside adopts the
-    ``TimeLimit``'s ``max_episode_steps`` when that is lower than its ``max_steps``, so both
-    truncate at the same step and the env scores that step itself (a higher ``max_steps`` is
-    capped, with a warning). Should a ``TimeLimit`` still truncate an unscored episode (its limit
-    changed later, or another wrapper counts steps), the wrapper ends it with
-    ``env.unwrapped.abandon("time_limit")``: scored like the env's own truncation (``DR = 0``),
-    its terminal reward terms added to that step's reward and ``reward_components``.
-    """
-
-    def __init__(self, env: gym.Env):
-        gym.utils.RecordConstructorArgs.__init__(self)
-        gym.Wrapper.__init__(self, env)
-        limit = env.spec.max_episode_steps if env.spec is not None else None
-        base = env.unwrapped
-        if isinstance(base, MobilityEnv) and isinstance(limit, int) and 0 < limit < base.max_steps:
-            if base.max_steps != DEFAULT_MAX_STEPS:
-                logger.warn(f"max_steps={base.max_steps} is above the TimeLimit's max_episode_steps={limit}: "
-                            f"episodes end after {limit} steps; pass max_episode_steps={base.max_steps} to "
-                            "gymnasium.make to allow more")
-            base.max_steps = limit
-
-    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        base = self.env.unwrapped
-        if truncated and not terminated and "metrics" not in info and isinstance(base, MobilityEnv) \
-                and base.state is not None and not base.state.done:
-            final = base.abandon("time_limit")
-            terminal = final["reward_components"]
-            reward = float(reward) + float(sum(terminal.values()))
-            info = dict(info)
-            info["reward_components"] = {**info.get("reward_components", {}), **terminal}
-            info.update(metrics=final["metrics"], verdict=final["verdict"], trajectory=final["trajectory"],
-                        task_scenario=final["task_scenario"], intent_family=final["intent_family"])
-        return obs, reward, terminated, truncated, info

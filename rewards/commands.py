@@ -249,12 +249,7 @@ def _checked_run_data(run_dir: Path, results: list[dict[str, Any]], known: set[s
     return fingerprint
 
 
-def is_phone_run(run: dict[str, Any] | None) -> bool:
-    """A ``MobilePA-v0`` run (``run.json`` records ``env_id``; runs without one are MobilityBench runs)."""
-    return isinstance(run, dict) and run.get("env_id") == "MobilePA-v0"
-
-
-def _phone_eval(args: argparse.Namespace, run_dir: Path) -> int:
+def phone_eval(args: argparse.Namespace, run_dir: Path) -> int:
     from mobility_env.mobilepa.tasks import load_tasks
 
     from .phone_report import phone_failing_checks, rescore_phone_run
@@ -286,7 +281,7 @@ def _phone_eval(args: argparse.Namespace, run_dir: Path) -> int:
     return 0
 
 
-def _phone_report(run_dir: Path, run: dict[str, Any]) -> int:
+def phone_report(run_dir: Path, run: dict[str, Any]) -> int:
     from .phone_report import phone_failing_checks, write_phone_report
     from .phone_scorecard import phone_scorecard
 
@@ -304,9 +299,14 @@ def _phone_report(run_dir: Path, run: dict[str, Any]) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    from mobility_env.suites import suite_of_run
+
     run_dir = existing_run_dir(args.run_dir)
-    if is_phone_run(read_run_info(run_dir)):
-        return _phone_eval(args, run_dir)
+    return int(suite_of_run(read_run_info(run_dir)).part("scoring").evaluate(args, run_dir))
+
+
+def mobility_eval(args: argparse.Namespace, run_dir: Path) -> int:
+    """``eval`` of a MobilityBench-v0 run (rescored against its data, scorecard and eval results written)."""
     data, recorded_fingerprint = run_data_path(run_dir, args.data)
     episodes = _load_episodes(data)
     results, recomputed = rescore_run(run_dir, episodes)
@@ -361,11 +361,15 @@ def report_records(run_dir: Path) -> list[dict[str, Any]]:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from mobility_env.suites import suite_of_run
+
     run_dir = existing_run_dir(args.run_dir)
     run_info = read_run_info(run_dir)
-    if is_phone_run(run_info):
-        assert run_info is not None
-        return _phone_report(run_dir, run_info)
+    return int(suite_of_run(run_info).part("scoring").report(run_dir, run_info or {}))
+
+
+def mobility_report(run_dir: Path, run_info: dict[str, Any]) -> int:
+    """``report`` of a MobilityBench-v0 run."""
     scorecard = current_scorecard(run_dir)
     from_eval = scorecard is not None
     records = report_records(run_dir)

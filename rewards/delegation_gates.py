@@ -1,4 +1,4 @@
-"""The skill and sub-agent gates (issue 15): pure checks of a :class:`~mobility_env.mobilepa.episode.PhoneTrajectory`.
+"""The skill and sub-agent gates: pure checks of a :class:`~mobility_env.mobilepa.episode.PhoneTrajectory`.
 
 A gate sits on top of a task's bucket checker: a skill or sub-agent task passes only if both pass. Each
 function returns ``(passed, detail)``; ``detail["checks"]`` lists named checks

@@ -291,8 +291,8 @@ def geocode_facts(response: Any) -> GeocodeFacts | None:
 class WeatherDay:
     date: str
     condition: str
-    low: float | None
-    high: float | None
+    low: float  # °C; a forecast day is read only with both ends (see weather_facts)
+    high: float
 
 
 @dataclass(frozen=True)

@@ -39,10 +39,10 @@ sub-agent task (made: its agent's entry tool took the task) — the answer must 
 nothing was changed" after the change was made fails, and so does "done, I've updated it" when it was not. An answer
 that claims neither passes.
 
-**Capability gates** (issue 15) sit on top of the bucket: a memory task also needs ``memory_retrieved``
-(every gold memory came back among a successful ``search_memory``'s first five results or from a ``get_memory``) and
-``memory_focused`` (it did not sweep the memory: with ``g`` gold memories, at most ``g + 2`` memory reads showing at
-most ``4g + 6`` distinct records), a skill task
+**Capability gates** (the memory, skill and sub-agent dimensions) sit on top of the bucket: a memory task also
+needs ``memory_retrieved`` (every gold memory came back among a successful ``search_memory``'s first five results or
+from a ``get_memory``) and ``memory_focused`` (it did not sweep the memory: with ``g`` gold memories, at most
+``g + 2`` memory reads showing at most ``4g + 6`` distinct records), a skill task
 ``skill_loaded``, ``skill_used`` and (skill-only routing) ``tools_after_load``, a sub-agent task ``routed``
 (one successful call to the gold entry tool), ``payload`` (every gold field names an accepted value) and
 ``no_other_agent`` — the right outcome without the memory, the skill or the right hand-off fails.
@@ -176,7 +176,7 @@ def _outcome_check(verdict: Verdict, task: PhoneTask, trajectory: PhoneTrajector
 
 
 def _gate_checks(verdict: Verdict, task: PhoneTask, trajectory: PhoneTrajectory) -> None:
-    """Issue 15's capability gates, on top of the bucket's checks: a memory task must have retrieved every
+    """The capability gates, on top of the bucket's checks: a memory task must have retrieved every
     memory it needs, a skill task must have loaded (and used) its skill, a sub-agent task must have handed the
     task to the right agent with a complete payload and to no other (:mod:`mobility_rewards.memory_gate`,
     :mod:`mobility_rewards.delegation_gates`)."""
@@ -419,46 +419,31 @@ def task_success(task: PhoneTask, trajectory: PhoneTrajectory) -> float:
 # ------------------------------------------------------------------------------------- shaped rewards
 #: The version of what a MobilePA trajectory is paid and scored (the step terms, the terminal terms, the
 #: metrics). Bump it BY HAND when a trajectory can be paid otherwise; weights are settings, not versions.
-#: History: 1 — issue 14's terms; 2 — ``repeated_failure`` no longer charges the retry of a refused call after a
-#: state-changing success, nor after a planted ``transient_failure`` (see :class:`PhoneScorer`); 3 — a capability
-#: task's Φ gives ``GATE_SHARE`` to its gate (memories retrieved, skill loaded, right hand-off), the rest to its bucket;
-#: 4 — a search retrieves only its first ``FOCUS_RANK`` results (the memory gate's progress in Φ reads it too);
+#: History, one line per version (the details: CHANGELOG.md):
+#: 1 — the first terms: ``progress``, ``invalid_call``, ``repeated_failure``; terminal ``success``, ``delivered``.
+#: 2 — ``repeated_failure`` spares a retry after a state-changing success or a planted ``transient_failure``.
+#: 3 — a capability task's Φ gives ``GATE_SHARE`` to its gate, the rest to its bucket.
+#: 4 — a search retrieves only its first ``FOCUS_RANK`` results, in Φ too.
 #: 5 — only a search's strong matches are retrieved (``"match": "strong"``), in Φ too.
 PHONE_REWARD_VERSION = 5
 #: The feedback observation (``{"status", "error_type", "payload"}``) and the bucket verifiers of ``MobilePA-v0``:
 #: bump when either reads or judges the same calls differently. Runs record them (``run.json``).
-#: History: 1 — issue 14; 2 — the reset context holds the phone's clock (``now``), so "tomorrow" can be dated;
+#: History, one line per version (the details: CHANGELOG.md):
+#: 1 — the feedback ``{"status", "error_type", "payload"}`` of every call.
+#: 2 — the reset context holds the phone's clock (``now``), so "tomorrow" can be dated.
 #: 3 — each ``search_memory`` result says whether the query singles it out (``"match"``: strong or partial).
 PHONE_OBSERVATION_VERSION = 3
-#: History: 1 — issue 14's buckets; 2 — answers are read at number and word boundaries, denied mentions do not
-#: count, a quantity is named by its amount in any spelling, and behaviour answers must not state other values of an
-#: asked quantity (``no_other_values``) nor name the other choices of a vocabulary (``no_excluded_words``); 3 — the
-#: capability gates of issue 15 (``memory_retrieved``; ``skill_loaded`` / ``skill_used`` / ``tools_after_load``;
-#: ``routed`` / ``payload`` / ``no_other_agent``) on top of the bucket's checks, and ``memory_focused`` (no sweep);
-#: 4 — a search retrieves only its first ``FOCUS_RANK`` results and ``memory_focused`` counts reads and records shown
-#: against budgets set by the task's gold memories (``g + 2`` and ``4g + 6``), no longer half the profile;
-#: 5 — ``memory_retrieved`` counts only a search's strong matches (a general query's results are partial);
-#: 6 — an hours-and-minutes amount with decimal minutes (``1 hour and 1.2 min``) is read at that precision
-#: (± 0.05 min, was ± 0.5), so it is another value than ``62分钟`` for ``no_other_values``; a denial bridged to
-#: its word (``不太可能出现小雨``, ``no chance at all of rain``) is no mention of it (9-11 % of such honest answers
-#: were denied); answers are read without their markdown (``1 h **2 min**`` was read as 60 and 2 minutes);
-#: 7 — a denial bridged to its word is read with the patterns MobilityBench-v0 uses too (``mobility_env.reading.text``):
-#: ``今天不会再下雨`` no longer mentions rain (再, 见, 算, 像, 用 bridge; 不是, 不会, 不算, 并非, 并不 negate); the answer
-#: is read as the user sees it: invisible characters removed (``2.9\u202a km`` was no amount), look-alike letters and
-#: other scripts' digits read as the Latin ones they show (``Pianο lеsson``, ``٩ AM``);
-#: 8 — ``outcome_stated``: where the trajectory shows whether the asked change was made, the answer must not claim
-#: the opposite (the oracle's calls answered ``抱歉，操作失败了，什么都没有改。`` passed 377 of the 400 bundled tasks);
-#: answers are read by the kernel's one reader (``mobility_env.reading``), as MobilityBench-v0 reads them: Traditional
-#: script as Simplified, its numerals (``一万五千米`` was 5 km, ``one hundred and twenty minutes`` 20 minutes, ``俩小时``
-#: unread) and units (里, 英里, 公尺, 华氏61度); a number between two amounts is read in the units of both, and one
-#: offered as a possibility (``6.5 km or maybe 22.4``, ``也可能30``) joins them; ``no_other_conditions``: a weather
-#: condition or traffic state of the kernel's vocabularies (the Amap phenomenon table, everyday traffic words) that the
-#: record contradicts fails (``也会有冰雹``, ``路上车不多，很顺`` on a jammed road passed 73 of 175 such answers);
-#: ``no_other_times`` and ``no_other_identifiers``: a second time of day or phone number offered after the gold's
-#: (``08:00，也可能是10:00``) fails (94 of 95 such answers passed before), times read by the kernel's clock reader.
-#: 9 — ``amounts_read``: anything shaped like an amount that the kernel's reader cannot read (``还要3 more minutes``)
-#: fails, as in MobilityBench-v0 (one scanner for both, ``mobility_env.reading.quantities``); a round number and more is
-#: the span it names (``3个多小时``, ``十几分钟``, ``1小时20多分钟``), a list's item numbers (``1. ``) are no amounts.
+#: The version of the MobilePA verdict (the buckets' and gates' checks). Bump it BY HAND when an answer or a
+#: trajectory that passed may now fail, or the reverse. History, one line per version (the cases: CHANGELOG.md):
+#: 1 — the three verification buckets: ``tool_call``, ``state_change``, ``behaviour``.
+#: 2 — mentions at number and word boundaries, denied ones not counted; ``no_other_values``, ``no_excluded_words``.
+#: 3 — the capability gates (memory, skill, sub-agent) on top of the bucket's checks, and ``memory_focused``.
+#: 4 — a search retrieves its first ``FOCUS_RANK`` results; ``memory_focused`` budgets reads and records by gold memory.
+#: 5 — ``memory_retrieved`` counts only a search's strong matches.
+#: 6 — decimal minutes read at their precision; a denial bridged to its word is no mention; no markdown.
+#: 7 — denials read with MobilityBench-v0's patterns; invisible characters and look-alikes read as the user sees them.
+#: 8 — ``outcome_stated``; the kernel's reader; ``no_other_conditions``, ``no_other_times``, ``no_other_identifiers``.
+#: 9 — one quantity scanner (spoken approximations as spans); ``amounts_read``: an unreadable amount fails.
 PHONE_VERDICT_VERSION = 9
 
 

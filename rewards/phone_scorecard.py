@@ -24,12 +24,11 @@ several obstacles counts in each obstacle's row; one with none in ``none``.
 from __future__ import annotations
 
 from collections import defaultdict
-from math import comb
 from typing import Any, Iterable, Mapping
 
 from mobility_env.mobilepa.tasks import DIMENSION_WEIGHTS
 
-from .scorecard import RecordError
+from .scorecard import RecordError, pass_columns
 
 GROUPS = ("dimension", "bucket", "category", "obstacle", "language", "domain", "memory_reasoning", "memory_operation")
 #: Groups every record has (older results without a dimension are basic tasks); the others appear when present.
@@ -95,14 +94,9 @@ def phone_scorecard(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
                 out[column] = int(sum(sum(v[column] for v in t["values"]) for t in members))
             else:
                 out[column] = round(sum(per_task) / len(per_task), 4) if per_task else 0.0
-        smallest = min((len(t["values"]) for t in members), default=0)
-        for k in range(1, smallest + 1) if smallest >= 2 else ():
-            at, hat = [], []
-            for t in members:
-                n, c = len(t["values"]), sum(1 for v in t["values"] if v["success"] >= 1.0)
-                at.append(1.0 - comb(n - c, k) / comb(n, k))
-                hat.append(comb(c, k) / comb(n, k))
-            out[f"pass@{k}"], out[f"pass^{k}"] = round(sum(at) / len(at), 4), round(sum(hat) / len(hat), 4)
+        passes = pass_columns([(len(t["values"]), sum(1 for v in t["values"] if v["success"] >= 1.0))
+                               for t in members])
+        out.update({column: round(value, 4) for column, value in passes.items()})
         return out
 
     card: dict[str, Any] = {"overall": row(tasks)}

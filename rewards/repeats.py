@@ -27,14 +27,14 @@ MOBILITY_SCORES = tuple(c for c in COLUMNS if c not in TOKEN_COLUMNS)
 PHONE_SCORES = tuple(c for c in PHONE_COLUMNS if c not in ("IT", "OT", "failures"))
 
 
-def _mobility_rows(records: list[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+def mobility_rows(records: list[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
     card = build_scorecard(records)
     return {f"{row['group']}: {row['name']}" if row["group"] != "overall" else "overall":
             {column: float(row[column]) for column in MOBILITY_SCORES if row.get(column) is not None}
             for row in card["rows"]}
 
 
-def _phone_rows(records: list[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+def phone_rows(records: list[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
     card = phone_scorecard(records)
     rows = {"overall": card["overall"]}
     rows.update({f"{group}: {name}": values for group in PHONE_GROUPS for name, values in card.get(group, {}).items()})
@@ -43,14 +43,16 @@ def _phone_rows(records: list[Mapping[str, Any]]) -> dict[str, dict[str, float]]
     return out
 
 
-def repeat_spread(records: Iterable[Mapping[str, Any]], *, phone: bool = False) -> dict[str, Any]:
+def repeat_spread(records: Iterable[Mapping[str, Any]],
+                  score: Callable[[list[Mapping[str, Any]]], dict[str, dict[str, float]]] = mobility_rows
+                  ) -> dict[str, Any]:
     """``{"repeats": K, "rows": {row: {score: {"values", "mean", "std"}}}}`` over the repeats (sample
-    indices) of ``records``; a row missing from a repeat (its episodes all failed to write) counts
+    indices) of ``records``, each repeat scored by ``score`` (the suite's rows: :func:`mobility_rows`,
+    :func:`phone_rows`); a row missing from a repeat (its episodes all failed to write) counts
     only the repeats that have it."""
     by_repeat: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
     for record in records:
         by_repeat[int(record.get("sample_index") or 0)].append(record)
-    score: Callable[[list[Mapping[str, Any]]], dict[str, dict[str, float]]] = _phone_rows if phone else _mobility_rows
     values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for repeat in sorted(by_repeat):
         for row, scores in score(by_repeat[repeat]).items():

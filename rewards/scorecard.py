@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from math import comb
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from mobility_env.episode import FAMILY_OF, SCENARIOS, SCENARIOS_BY_FAMILY
 from mobility_env.errors import MobilityEnvError
@@ -57,6 +57,18 @@ def _number(record: Mapping[str, Any], key: str, metric: str | None = None) -> f
         raise RecordError(f"result of {record.get('episode_id')!r} sample {record.get('sample_index', 0)}: "
                           f"{where} is not a number ({value!r:.60})")
     return float(value)
+
+
+def pass_columns(counts: Sequence[tuple[int, int]]) -> dict[str, float]:
+    """``pass@k`` and ``pass^k`` for k = 1 .. the fewest samples of any item, averaged over the items, from each
+    item's ``(samples, passing samples)``; nothing when some item has fewer than 2 samples. Both suites' scorecards
+    use it (MobilityBench: a sample passes with FPR 1; MobilePA: with success 1)."""
+    smallest = min((n for n, _ in counts), default=0)
+    out: dict[str, float] = {}
+    for k in range(1, smallest + 1) if smallest >= 2 else ():
+        out[f"pass@{k}"] = sum(pass_at_k(n, c, k) for n, c in counts) / len(counts)
+        out[f"pass^{k}"] = sum(pass_hat_k(n, c, k) for n, c in counts) / len(counts)
+    return out
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -98,17 +110,8 @@ def _aggregate(samples_by_episode: list[list[Mapping[str, Any]]]) -> dict[str, A
     for column, key in TOKEN_COLUMNS.items():
         values = [_number(s, key) for samples in samples_by_episode for s in samples]
         row[column] = sum(values) / len(values) if values else None
-    n_min = min(map(len, samples_by_episode), default=0)
-    if n_min >= 2:
-        for k in range(1, n_min + 1):
-            at, hat = [], []
-            for samples in samples_by_episode:
-                n = len(samples)
-                c = sum(_number(s, "metrics", "FPR") >= 1.0 for s in samples)
-                at.append(pass_at_k(n, c, k))
-                hat.append(pass_hat_k(n, c, k))
-            row[f"pass@{k}"] = sum(at) / len(at)
-            row[f"pass^{k}"] = sum(hat) / len(hat)
+    row.update(pass_columns([(len(samples), sum(_number(s, "metrics", "FPR") >= 1.0 for s in samples))
+                             for samples in samples_by_episode]))
     return row
 
 

@@ -1,6 +1,6 @@
 """``env.step`` never raises and keeps nothing unbounded: hostile actions become typed errors.
 
-The generators build what the issue measured breaking ``step`` (lone surrogates, 400-digit
+The generators build what was measured breaking ``step`` before the action caps (lone surrogates, 400-digit
 coordinates and radii, JSON integers over Python's 4,300-digit conversion limit, arguments
 nested ~990 deep) and the rest of the usual suspects (megabyte strings, NaN/inf, non-JSON
 Python values, unknown tools, extra keys, wrong types), each paired with the error types it
@@ -177,7 +177,7 @@ def test_bad_actions_are_typed_errors_through_gym_make(made_env, actions, seed):
     play(made_env, actions, seed)
 
 
-# the four causes the issue measured, one by one (each raised before the caps)
+# the four causes measured before the caps, one by one (each raised before the caps)
 @pytest.mark.parametrize("action", [
     {"name": "query_poi", "arguments": {"keywords": "\ud800", "city": "北京市"}},
     {"name": "weather_query", "arguments": {"city": "淮安\udfff"}},
@@ -271,7 +271,7 @@ def cache_entries(function) -> int:
 
 
 def test_huge_strings_leave_caches_and_records_bounded():
-    """Distinct long texts (the issue's 1.7 GB kept after 800 x 1 MB coordinates) are never cached or kept."""
+    """Distinct long texts (1.7 GB was kept after 800 x 1 MB coordinates before the caps) are never cached or kept."""
     from mobility_rewards.slots import _cached_fold, _cached_point
 
     env = MobilityEnv(max_steps=1_000)  # no truncation, so no scoring, inside the loop

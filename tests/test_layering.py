@@ -5,9 +5,10 @@ Layers, lowest first; a module may import its own layer and the layers below, ne
 0. **kernel**: ``mobility_env.*`` (episodes, loaders, tools, sandbox, build, stores, the
    :class:`~mobility_env.scoring.Scorer` protocol, the synthetic generator), except below;
 1. **scoring**: ``mobility_rewards.*``;
-2. **env**: ``mobility_env.env``, ``mobility_env.mobilepa.env`` and ``mobility_env`` itself (its
-   ``__init__`` registers ``MobilityBench-v0`` and ``MobilePA-v0`` and resolves
-   ``mobility_env.MobilityEnv`` lazily);
+2. **env**: ``mobility_env.env``, ``mobility_env.mobilepa.env``, each suite's runtime part
+   (``mobility_env.mobilitybench.suite``, ``mobility_env.mobilepa.suite``: its data and env) and ``mobility_env``
+   itself (its ``__init__`` registers ``MobilityBench-v0`` and ``MobilePA-v0``, their Gymnasium ids and their suite
+   entries, and resolves ``mobility_env.MobilityEnv`` lazily);
 3. **composition**: ``mobility_agents.*`` and the CLI (``mobility_env.cli``, which names
    the agents' and the rewards' subcommand modules, and ``mobility_env.synth.commands``, whose
    ``synth --suite mobilepa`` checks each generated task with the scoring layer's verifier).
@@ -34,7 +35,9 @@ PACKAGE_DIRS = {"mobility_env": REPO / "mobility_env", "mobility_rewards": REPO 
 
 KERNEL, SCORING, ENV, COMPOSITION = 0, 1, 2, 3
 LAYER_NAMES = {KERNEL: "kernel", SCORING: "scoring", ENV: "env", COMPOSITION: "composition"}
-ENV_MODULES = frozenset({"mobility_env", "mobility_env.env", "mobility_env.mobilepa.env"})
+# each suite's runtime part (mobility_env.*.suite) builds its env: env layer
+ENV_MODULES = frozenset({"mobility_env", "mobility_env.env", "mobility_env.mobilepa.env",
+                         "mobility_env.mobilitybench.suite", "mobility_env.mobilepa.suite"})
 COMPOSITION_MODULES = frozenset({"mobility_env.cli", "mobility_env.synth.commands"})
 
 # Cycles that must be fixed in files this test's author does not own; each entry is the set of

@@ -367,7 +367,7 @@ def test_a_reply_over_the_cap_is_recorded_cut_and_not_used(env, weather, as_tool
     assert result["input_tokens"] == 100  # its usage still counts
 
 
-# --------------------------------------------------------------------------- 6. issue 17
+# ------------------------------------------------ 6. small models: tool_choice, cut-off replies, structured output
 def test_native_mode_sends_tool_choice(env, weather, weather_gold):
     expected, actions = weather_gold
     with ScriptedOpenAIServer(react_script(actions)) as server:

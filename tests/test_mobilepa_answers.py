@@ -1,4 +1,4 @@
-"""MobilePA answers that cannot be gamed (issue 14, reward hardening): generated hedges fail, honest answers pass.
+"""MobilePA answers that cannot be gamed (reward hardening): generated hedges fail, honest answers pass.
 
 The generators are :mod:`mobility_rewards.probes.mobilepa`'s (its docstring names each attack and paraphrase):
 every attack must FAIL, every honest paraphrase must PASS, on the bundled set and on fresh tasks of an unseen seed.

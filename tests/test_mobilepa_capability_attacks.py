@@ -1,4 +1,4 @@
-"""Cheap policies against the capability gates never pass and never earn what the oracle earns (issue 15).
+"""Cheap policies against the capability gates never pass and never earn what the oracle earns.
 
 For every memory, skill and sub-agent task of the bundled set and of fresh generated sets (seeds the
 bundled set never used), each attack below is played through ``MobilePA-v0`` and must fail the task and

@@ -1,4 +1,4 @@
-"""MobilePA capability tasks (issue 15): the memory, skill and sub-agent families, the dimension mix by position, the
+"""MobilePA capability tasks: the memory, skill and sub-agent families, the dimension mix by position, the
 gates' floors, conflict resolution, memory modifications, and the bundled set played through ``MobilePA-v0``.
 
 The gate helpers (``memory_gate_check``, ``skill_gate_check``, ``handoff_gate_check``) are called directly, beside

@@ -1,13 +1,12 @@
 """MobilePA-v0 end to end on hand-made tasks: the oracle passes every bucket, the cheapest tricks fail,
-refused actions are feedback, truncation is scored, and the Gymnasium contract holds."""
+refused actions are feedback, truncation is scored, and the action space is the task's tools. The Gymnasium
+contract both suites keep is tests/test_gym_contract.py's."""
 
 from __future__ import annotations
 
 import json
 
-import gymnasium as gym
 import pytest
-from gymnasium.utils.env_checker import check_env
 
 import mobility_env  # noqa: F401  (registers the envs)
 from mobility_env.mobilepa.env import BUNDLED_TASKS, MobilePAEnv
@@ -127,16 +126,42 @@ def test_truncation_is_scored_without_an_answer(tmp_path):
     assert info["trajectory"]["truncated"] and info["metrics"]["progress"] == 1.0
 
 
-def test_gymnasium_contract_and_determinism(tmp_path):
-    write_tasks(tmp_path / "t", tasks(), seed=0)
-    env = gym.make("MobilePA-v0", data=tmp_path / "t")
-    check_env(env.unwrapped, skip_render_check=True)
-    runs = []
-    for _ in range(2):
-        obs, info = env.reset(seed=7)
-        steps = [env.step({"name": "set_wifi", "arguments": {"on": True}})[:4] for _ in range(2)]
-        runs.append((obs, info["task_id"], steps))
-    assert runs[0] == runs[1]
+def test_the_action_space_is_the_offered_tools_and_grows_with_a_skill():
+    """The Gymnasium contract is tests/test_gym_contract.py's (both suites); here what is MobilePA's own: the
+    action space follows the task's tools (a loaded skill's too) and samples values in the tools' formats."""
+    from mobility_env.mobilepa.catalogue import PHONE_TOOLS
+
+    env = MobilePAEnv()
+    assert env.action_space.tool_names == ("ask_user", "finish")  # before a task is drawn
+    task = next(t for t in env.tasks.values() if t.oracle_calls and t.oracle_calls[0].name == "load_skill")
+    _, info = env.reset(options={"task_id": task.task_id})
+    names = [tool["function"]["name"] for tool in info["tools"]]
+    assert list(env.action_space.tool_names) == names and "load_skill" in names
+    load = task.oracle_calls[0]
+    _, _, _, _, info = env.step({"name": load.name, "arguments": load.arguments})
+    grown = [tool["function"]["name"] for tool in info["tools"]]
+    assert list(env.action_space.tool_names) == grown and set(names) < set(grown)
+    env.action_space.seed(0)
+    skill_tools = [name for name in grown if name not in names]
+    samples = [env.action_space.sample(mask=skill_tools) for _ in range(50)]
+    assert {s["name"] for s in samples} == set(skill_tools)
+    assert all(PHONE_TOOLS[s["name"]].validate(s["arguments"]) == [] for s in samples)
+    env.reset(options={"task_id": task.task_id})
+    assert list(env.action_space.tool_names) == names
+
+
+def test_sampled_arguments_follow_the_phone_tools_formats():
+    from mobility_env.mobilepa.catalogue import PHONE_TOOLS, openai_tools
+    from mobility_env.mobilepa.env import _sample_argument
+    from mobility_env.spaces import ToolCallSpace
+
+    # clock times, phone numbers, radio frequencies, date-times, coordinates, waypoints, driving preferences
+    formats = ["create_alarm", "set_dnd_schedule", "create_contact", "block_number", "tune_radio", "create_event",
+               "create_reminder", "maps_route", "start_navigation", "save_place"]
+    space = ToolCallSpace(openai_tools(formats), seed=0, values=_sample_argument)
+    for _ in range(200):
+        call = space.sample()
+        assert PHONE_TOOLS[call["name"]].validate(call["arguments"]) == [], call
 
 
 def test_oracle_and_floor_agents_and_the_scorecard(env):

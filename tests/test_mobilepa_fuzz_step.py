@@ -75,7 +75,7 @@ def hostile_actions(draw):
 
 @pytest.fixture(scope="module")
 def env():
-    made = gym.make("MobilePA-v0", max_steps=40)
+    made = gym.make("MobilePA-v0", max_steps=40, max_episode_steps=40)  # room for the hostile actions and the oracle
     yield made
     made.close()
 

@@ -1,4 +1,4 @@
-"""The capability gates sit on top of the bucket's checks in ``verify_phone_task`` (issue 15).
+"""The capability gates sit on top of the bucket's checks in ``verify_phone_task`` (memory, skill, sub-agent).
 
 A gate adds named checks to the verdict; a trajectory that passes its bucket but not its gate fails,
 and the gate's checks pass exactly when the gate helper says so.

@@ -210,7 +210,7 @@ class _CoinAgent(PhoneOracleAgent):
 
 
 def test_repeats_report_mean_and_spread_zero_for_a_deterministic_agent(tmp_path, capsys):
-    from mobility_rewards.repeats import repeat_spread
+    from mobility_rewards.repeats import phone_rows, repeat_spread
 
     out = tmp_path / "rep"
     assert main(["run", "--env", "MobilePA-v0", "--agent", "oracle", "--repeats", "3", "--limit", "6",
@@ -223,7 +223,7 @@ def test_repeats_report_mean_and_spread_zero_for_a_deterministic_agent(tmp_path,
 
     records = run_local(_CoinAgent, RunConfig(out_dir=tmp_path / "coin", env_id="MobilePA-v0", limit=20,
                                               samples_per_episode=3, progress=False))
-    spread = repeat_spread(records, phone=True)["rows"]["overall"]["success"]
+    spread = repeat_spread(records, phone_rows)["rows"]["overall"]["success"]
     by_repeat = [sum(r["metrics"]["success"] for r in records if r["sample_index"] == k) / 20 for k in range(3)]
     assert spread["values"] == [round(v, 4) for v in by_repeat] and len(set(by_repeat)) > 1
     assert spread["std"] == pytest.approx(statistics.pstdev(by_repeat), abs=1e-4) and spread["std"] > 0

@@ -1,4 +1,4 @@
-"""MobilePA skills (action-space expansion) and sub-agent entry tools, and their gates (issue 15, items 2–3).
+"""MobilePA skills (action-space expansion) and sub-agent entry tools, and their gates.
 
 Hand-made tasks: a skill's tools are refused before it is loaded and offered from the next step after
 (``info["tools"]``, and the request a scripted ReAct model receives over real HTTP); unknown, not offered

@@ -1,11 +1,11 @@
-"""The MobilePA rule agent (``mobility_agents.phone_rule``): it plays from observations only (a sealed env, decoy
-gold, no privileged names in its code), is deterministic, stays inside the step limit, beats finishing at once,
-passes most tasks of the bundled set and of an unseen seed, parses paraphrases the generator never writes, and
-its value parsers read back every spelling the generator's phrase functions produce. Capability tasks (issue 15):
-per-dimension floors on the bundled set and on an unseen seed, the decoy gates change nothing, memory conflicts
-(the newest record unless the request asks for an older one), dictated and forgotten records, a role looked up in
-memory, the skill chosen by its words and used after the load, sub-agents chosen by words with their payloads, a
-missing detail asked for first, a relative day dated by the earlier turn when no clock can be read."""
+"""The MobilePA rule agent (``mobility_agents.phone_rule``): it plays from observations only (a sealed env, decoy gold,
+no privileged names in its code), is deterministic, stays inside the step limit, beats finishing at once, passes most
+tasks of the bundled set and of an unseen seed, parses paraphrases the generator never writes, and its value parsers
+read back every spelling the generator's phrase functions produce. Capability tasks (memory, skills, sub-agents):
+per-dimension floors on the bundled set and on an unseen seed, the decoy gates change nothing, memory conflicts (the
+newest record unless the request asks for an older one), dictated and forgotten records, a role looked up in memory,
+the skill chosen by its words and used after the load, sub-agents chosen by words with their payloads, a missing
+detail asked for first, a relative day dated by the earlier turn when no clock can be read."""
 
 from __future__ import annotations
 

@@ -146,7 +146,7 @@ def _check_public_play(env: MobilityEnv, ids: list[str]) -> list[float]:
 
 def test_rule_agent_plays_the_bundled_set_through_reset_and_step_only(bundled_env, bundled_ids):
     fprs = _check_public_play(bundled_env, bundled_ids)
-    # a floor, far below the measured rate (README), so the guard did not turn the agent into a no-op
+    # a floor, far below the measured rate (docs/results.md), so the guard did not turn the agent into a no-op
     assert sum(fprs) / len(fprs) >= 0.4, sum(fprs) / len(fprs)
 
 

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mobility_agents.llm import parse_text_actions
-from mobility_agents.targets import DEFAULT_ENV_OPTIONS, MOBILEPA, MOBILITYBENCH, make_env, open_store
+from mobility_agents.targets import default_env_options, MOBILEPA, MOBILITYBENCH, make_env, open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 CHATML = ("{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
@@ -51,7 +51,7 @@ example = load_example()
 
 @pytest.fixture(scope="module")
 def mobility_env() -> Any:
-    return make_env(open_store(MOBILITYBENCH, None), DEFAULT_ENV_OPTIONS[MOBILITYBENCH])
+    return make_env(open_store(MOBILITYBENCH, None), default_env_options(MOBILITYBENCH))
 
 
 @pytest.fixture(scope="module")
@@ -302,7 +302,7 @@ def test_a_missing_model_folder_says_how_to_get_one(tmp_path: Path) -> None:
 
 def _replay(records: list[dict[str, Any]], env_id: str, data: str | None) -> list[list[str]]:
     """Replay every rollout's actions on a fresh env with its seed: the same step rewards and the same end."""
-    env = make_env(open_store(env_id, data), DEFAULT_ENV_OPTIONS[env_id] | {"max_steps": 5})
+    env = make_env(open_store(env_id, data), default_env_options(env_id) | {"max_steps": 5})
     observations = []
     for record in records:
         env.reset(seed=record["seed"], options={"episode_id": record["episode_id"]})

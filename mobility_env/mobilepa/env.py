@@ -7,20 +7,24 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
-from ..actions import MAX_ACTION_CHARS, ActionLimits, ToolCallSpace, copy_arguments, parse_action
-from ..env import MAX_OBSERVATION_CHARS, UnicodeText
+from ..actions import MAX_ACTION_CHARS, ActionLimits, copy_arguments, parse_action
 from ..errors import ConfigError
+from ..spaces import MAX_OBSERVATION_CHARS, ToolCallSpace, UnicodeText
 from ..trajectory import ErrorKind
+from ..wrappers import check_render_mode
 from .catalogue import PHONE_TOOLS, failure
 from .domains.skills import load_skill_schema
 from .episode import PhoneCall, PhoneSession
-from .skills import LOAD_SKILL, offered_skill_ids
 from .labels import task_labels
+from .params import sample_argument
+from .skills import LOAD_SKILL, offered_skill_ids
 from .tasks import ALWAYS_OFFERED, PhoneTask, load_tasks
 
 from mobility_rewards.mobilepa import PhoneRewardWeights, PhoneScorer
 
+#: Actions per episode; ``MobilePA-v0`` is registered with it as ``max_episode_steps``.
 DEFAULT_MAX_STEPS = 12
 #: ``info["suite"]`` at reset: agents pick their prompts by it (``MobilityBench-v0`` has no such key).
 SUITE = "mobilepa"
@@ -52,6 +56,15 @@ def phone_context(task: PhoneTask) -> dict[str, Any]:
     return context
 
 
+def _sample_argument(tool: str, name: str, schema: Any, rng: np.random.Generator) -> Any:
+    """The action space's sampler of argument values (:data:`mobility_env.spaces.ValueSampler`): the phone
+    tools' format rules (:func:`~mobility_env.mobilepa.params.sample_argument`), else None (drawn from
+    ``schema``)."""
+    spec = PHONE_TOOLS.get(tool)
+    param = next((p for p in spec.params if p.name == name), None) if spec is not None else None
+    return sample_argument(param, rng) if param is not None else None
+
+
 def _resolve(name: Any) -> str | None:
     if not isinstance(name, str):
         return None
@@ -81,6 +94,11 @@ class MobilePAEnv(gym.Env[str, Any]):
 
     **Actions**: a JSON tool call ``{"name", "arguments"}`` as text or a dict, or an OpenAI
     tool call, checked against the same caps as ``MobilityBench-v0`` (``max_action_chars``, ...).
+    ``action_space`` is a :class:`~mobility_env.spaces.ToolCallSpace` of the tools the current task offers
+    (``info["tools"]``; before the first reset ``ask_user`` and ``finish``): ``reset`` and a skill load
+    update it, so ``action_space.sample()`` draws a call of an offered tool (clock times, dates, phone
+    numbers, frequencies and coordinates in their formats, other values from the schema). A vector env
+    batches a copy of the space taken when it was built.
 
     **Observations**: on ``reset``, JSON ``{"query", "history"}``; after a call, JSON of the
     feedback (``info["feedback"]`` holds the same dict). A refused call is feedback too, never an
@@ -99,24 +117,32 @@ class MobilePAEnv(gym.Env[str, Any]):
     kinds, the capability ``dimension`` and tool ``domain``, which the runner copies into each result).
 
     **Episode end.** ``terminated`` after ``finish``; ``truncated`` after ``max_steps`` actions
-    (default 12), scored with no answer.
+    (default 12), scored with no answer: the truncating step's info has ``metrics``, ``verdict`` and the rest of
+    the terminal info. ``MobilePA-v0`` is registered with ``max_episode_steps`` = 12, the env's own limit, and
+    :class:`~mobility_env.wrappers.ScoreOnTimeLimit` above its ``TimeLimit``, as ``MobilityBench-v0`` is: a
+    lower ``max_episode_steps`` becomes the env's ``max_steps`` and a truncation by the ``TimeLimit`` is scored
+    too (``abandon("time_limit")``).
 
     Arguments: ``data`` (a task directory or ``tasks.jsonl``; default the bundled
     ``datasets/mobilepa``), ``tasks`` (PhoneTask objects instead), ``task_ids``, ``max_steps``,
     ``reward_weights`` (a :class:`~mobility_rewards.mobilepa.PhoneRewardWeights`), ``max_action_chars``,
+    ``render_mode`` (None or ``"ansi"``; another is a ``ConfigError`` naming the supported modes),
     ``maps_data`` (the recorded MobilityBench set the maps & travel tools replay: a built directory or an
     official file; default None, the bundled ``datasets/default`` the bundled tasks were generated against).
 
     **Version history.** v0: the initial version (issue 14); skill loading grows the action space within an
-    episode, shown in the step's ``info["tools"]`` (issue 15).
+    episode, shown in the step's ``info["tools"]`` (issue 15); registered with its step limit (12) and a scored
+    ``TimeLimit`` truncation, ``action_space`` the offered tools, a bad ``render_mode`` a ``ConfigError``.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    action_space: ToolCallSpace
 
     def __init__(self, data: str | Path | None = None, *, tasks: list[PhoneTask] | None = None,
                  task_ids: list[str] | None = None, max_steps: int = DEFAULT_MAX_STEPS,
                  reward_weights: PhoneRewardWeights | None = None, max_action_chars: int = MAX_ACTION_CHARS,
                  render_mode: str | None = None, maps_data: str | Path | None = None):
+        check_render_mode(render_mode, self.metadata)
         if maps_data is not None and not Path(maps_data).exists():
             raise ConfigError(f"maps_data {str(maps_data)!r} does not exist; give a built MobilityBench directory "
                               f"or an official file, or None for the bundled set")
@@ -138,7 +164,8 @@ class MobilePAEnv(gym.Env[str, Any]):
         self.scorer = PhoneScorer(reward_weights)
         self.render_mode = render_mode
         self.observation_space = UnicodeText(MAX_OBSERVATION_CHARS)
-        self.action_space = ToolCallSpace(self.limits)
+        # before a task is drawn: the tools every task offers; reset and skill loads offer the task's own
+        self.action_space = ToolCallSpace([_ASK_USER, _FINISH], self.limits, values=_sample_argument)
         self.session: PhoneSession | None = None
         self._scoring: Any = None
         self._steps = 0
@@ -164,6 +191,8 @@ class MobilePAEnv(gym.Env[str, Any]):
         self._scoring = self.scorer.start(task)
         self._steps, self._done, self._final = 0, False, None
         tools = self._tool_list(self.session)
+        # the space's own fresh list (not the info's), kept uncopied
+        self.action_space.offer(self._tool_list(self.session), copy_schemas=False)
         obs = json.dumps({"query": task.query, "history": task.history}, ensure_ascii=False)
         return obs, {"task_id": task_id, "suite": SUITE, "query": task.query, "history": list(task.history),
                      "context": phone_context(task), "language": task.language, "tools": tools,
@@ -202,6 +231,7 @@ class MobilePAEnv(gym.Env[str, Any]):
             info["error"] = {"type": shown["error_type"], "message": str(feedback.payload.get("message", ""))}
         if session.take_expansion():  # a skill was loaded: the next step offers its tools
             info["tools"] = self._tool_list(session)
+            self.action_space.offer(self._tool_list(session), copy_schemas=False)
         obs = json.dumps(shown, ensure_ascii=False, default=str)
         if self._steps >= self.max_steps:  # the last call's feedback is still what the agent sees
             _, reward, _, _, final = self._end(None, truncated=True, components=components)

@@ -6,7 +6,7 @@ answered from the task's ``user_replies`` in order (``"(no answer)"`` when they 
 changes no state; every other call goes to :func:`~mobility_env.mobilepa.catalogue.execute`, except
 a tool outside the episode's action space, which is refused as ``unknown_tool`` (logged, no effect).
 
-The action space can grow during an episode: a successful ``load_skill`` (issue 15) adds the loaded
+The action space can grow during an episode: a successful ``load_skill`` (the skill dimension) adds the loaded
 skill's tools (:data:`~mobility_env.mobilepa.skills.SKILLS`) to the offered tools, so they can be called
 from the next call on; its feedback's payload gains ``added_tools`` (empty when every tool was offered
 already, e.g. on a second load of the same skill: a harmless no-op). :meth:`PhoneSession.take_expansion`

@@ -78,8 +78,11 @@ from .skills import LOAD_SKILL, SKILLS, skill_action_space, skill_rows
 from .tasks import CATEGORIES, DIMENSIONS, GoldBehaviour, GoldCall, PhoneTask, write_tasks
 
 GENERATOR = "mobility_env.mobilepa.generate"
-# 2: maps & travel tasks (one block of tasks in four); 3: answer_excludes (weather, traffic); 4: the memory, skill
-# and sub-agent dimensions (issue 15)
+# The generator's version (recorded in each task set's manifest.json); history, one line per version (CHANGELOG.md):
+# 1 — the first generated tasks.
+# 2 — maps & travel tasks (one block of tasks in four).
+# 3 — answer_excludes (weather, traffic).
+# 4 — the memory, skill and sub-agent dimensions.
 GENERATOR_VERSION = 4
 LANGUAGES = ("zh", "en")
 #: The tools tasks are built from (a fixed list: tools registered later do not change generated tasks).

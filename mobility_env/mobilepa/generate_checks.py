@@ -14,8 +14,8 @@ pass it, and then each of :func:`adversaries`, which must all fail:
 and the answers of :func:`hedged_answers` after the oracle's own calls (the gold named, and beside it
 another amount of an asked quantity, or every other choice of its vocabulary), which must fail too.
 
-A capability task (issue 15) also fails each of :func:`gate_floors` — the right outcome without what its gate
-asks for:
+A capability task (memory, skill, sub-agent) also fails each of :func:`gate_floors` — the right outcome without
+what its gate asks for:
 
 * memory: ``without_memory_reads``: the oracle's calls minus every memory read (the ids it used are known to
   the replay, so the outcome is reached; only the gate can fail it);

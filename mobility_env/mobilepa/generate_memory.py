@@ -1,4 +1,4 @@
-"""Task families of the memory dimension (issue 15): requests that leave the user's preferences out, so the
+"""Task families of the memory dimension: requests that leave the user's preferences out, so the
 assistant has to look them up in its memory of the user.
 
 Each family draws a coherent user profile (:func:`~mobility_env.mobilepa.profile.build_profile`, with the

@@ -50,7 +50,7 @@ class Draft:
     ``answer_excludes``: the other choices of the vocabulary the answer picks from (the generator
     keeps those that neither the request nor the oracle's answer names).
 
-    Capability tasks (issue 15; :mod:`.generate_memory`, :mod:`.generate_skills`, :mod:`.generate_subagents`)
+    Capability tasks (:mod:`.generate_memory`, :mod:`.generate_skills`, :mod:`.generate_subagents`)
     also set ``dimension`` and ``gate`` (the fields of the task's
     :class:`~mobility_env.mobilepa.tasks.MemoryGate`, :class:`~mobility_env.mobilepa.tasks.SkillGate` or
     :class:`~mobility_env.mobilepa.tasks.HandoffGate`), and what they add to the task: ``profile`` (a

@@ -1,4 +1,4 @@
-"""Task families of the skill dimension (issue 15): routines the skill library packages, reached by loading the skill.
+"""Task families of the skill dimension: routines the skill library packages, reached by loading the skill.
 
 Each family asks for what a skill of :data:`~mobility_env.mobilepa.skills.SKILLS` exists for (a bedtime
 routine, a focus session, a battery rescue, a storage cleanup, a departure reminder for the next meeting,

@@ -1,4 +1,4 @@
-"""Task families of the sub-agent dimension (issue 15): requests only a downstream agent can carry out.
+"""Task families of the sub-agent dimension: requests only a downstream agent can carry out.
 
 A train ticket, a hotel, cinema seats, a meal delivered, a ride booked for later, an operation inside an
 app no tool covers: the phone has no tool that does it, so the assistant must hand the task to the right

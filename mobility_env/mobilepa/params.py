@@ -1,14 +1,18 @@
 """Parameter rules of phone tools (each a ``ParamSpec.check``: ``(name, value) -> ArgumentError | None``).
 
-Patterns are matched in full (``fullmatch``): a trailing newline is not a valid time or number."""
+Patterns are matched in full (``fullmatch``): a trailing newline is not a valid time or number.
+:func:`sample_argument` draws a value a format rule accepts, for ``MobilePA-v0``'s action space."""
 
 from __future__ import annotations
 
 import re
 from typing import Any, Callable
 
+import numpy as np
+
 from ..tools import (BUS_STRATEGIES, DRIVING_STRATEGIES, MAX_DRIVING_STRATEGIES, MAX_WAYPOINTS, ArgumentError,
                      ParamSpec, check_coordinate, check_coordinate_list, check_driving_strategies, check_short_text)
+from ..tool_samples import sample_coordinate, sample_driving_strategies, sample_waypoints
 
 Check = Callable[[str, Any], "ArgumentError | None"]
 _CLOCK = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
@@ -156,3 +160,26 @@ def transit_strategy(name: str, description: str, required: bool = False) -> Par
     codes = tuple(BUS_STRATEGIES)
     return ParamSpec(name, "string", f"{description} (" + ", ".join(f"{k}={v}" for k, v in BUS_STRATEGIES.items())
                      + ")", required, "option", enum=codes, check=one_of(*codes))
+
+
+def sample_argument(param: ParamSpec, rng: np.random.Generator) -> Any:
+    """A value ``param``'s rule accepts, for the format rules its JSON schema does not spell out (clock times,
+    dates, phone numbers, radio frequencies, coordinates, driving strategies); None for the others, which the
+    action space draws from the schema (:func:`mobility_env.spaces.sample_json_value`)."""
+    check = param.check
+    if check is check_clock:
+        return f"{int(rng.integers(24)):02d}:{int(rng.integers(60)):02d}"
+    if check is check_datetime:
+        return (f"2026-{int(rng.integers(1, 13)):02d}-{int(rng.integers(1, 29)):02d} "
+                f"{int(rng.integers(24)):02d}:{int(rng.integers(60)):02d}")
+    if check is check_phone:
+        return "1" + "".join(str(int(digit)) for digit in rng.integers(0, 10, size=10))
+    if check is check_frequency:
+        return f"FM {rng.uniform(*BANDS['FM']):.1f}"
+    if check is check_coordinate:
+        return sample_coordinate(rng)
+    if check is check_coordinate_list:
+        return sample_waypoints(rng)
+    if check is check_driving_strategies:
+        return sample_driving_strategies(rng)
+    return None

@@ -77,7 +77,7 @@ class GoldBehaviour(BaseModel):
         return data
 
 
-#: The paper's four capability dimensions and the fixed weights of its overall score (issue 15).
+#: The paper's four capability dimensions and the fixed weights of its overall score.
 DIMENSIONS = ("basic", "subagent", "memory", "skill")
 DIMENSION_WEIGHTS = {"basic": 0.5, "subagent": 0.1, "memory": 0.2, "skill": 0.2}
 
@@ -126,7 +126,7 @@ class PhoneTask(BaseModel):
     # one known-good way to solve it (the oracle replays it): calls, ``ask_user`` included, then the answer
     oracle_calls: list[GoldCall] = Field(default_factory=list)
     oracle_answer: str = ""
-    # issue 15: the capability dimension the task measures and the gate on top of its bucket's checker
+    # the capability dimension the task measures and the gate on top of its bucket's checker
     dimension: Literal["basic", "subagent", "memory", "skill"] = "basic"
     memory_gate: MemoryGate | None = None
     skill_gate: SkillGate | None = None

@@ -17,8 +17,6 @@ from pathlib import Path
 
 from ..errors import ConfigError
 
-SUITES = ("mobility", "mobilepa")
-
 
 def _parse_mix(text: str | None):
     if text is None or text in ("paper", "uniform"):
@@ -48,8 +46,10 @@ def _parse_dimensions(text: str) -> tuple[str, ...]:
 
 
 def _cmd_synth(args: argparse.Namespace) -> int:
-    if args.suite == "mobilepa":
-        return _synth_mobilepa(args)
+    return SYNTHESIZERS[args.suite](args)
+
+
+def _synth_mobility(args: argparse.Namespace) -> int:
     if args.languages is not None:
         raise ConfigError("--languages applies to --suite mobilepa only")
     if args.dimensions is not None:
@@ -83,6 +83,11 @@ def _synth_mobilepa(args: argparse.Namespace) -> int:
               file=sys.stderr)
     print(f"wrote {out / TASKS_FILE} and {out / 'manifest.json'}")
     return 0
+
+
+#: The synthesis part of each suite (composition layer), keyed by the suite's name (``synth --suite``).
+SYNTHESIZERS = {"mobility": _synth_mobility, "mobilepa": _synth_mobilepa}
+SUITES = tuple(SYNTHESIZERS)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

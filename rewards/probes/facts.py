@@ -347,12 +347,13 @@ def _query_points(facts: EpisodeFacts) -> list[tuple[float, float]]:
 
 def _attach_foreign(all_facts: list[EpisodeFacts]) -> None:
     """Give each episode places of *other* episodes that share no name, address or site with its own."""
-    pool: list[tuple[str, Place]] = []
+    pool: list[tuple[str, Place, tuple[float, float]]] = []  # (episode id, place, its location): located places
     addresses: list[tuple[str, str, str]] = []  # (episode id, formatted address, township)
     for facts in all_facts:
         for record in facts.records:
             if record.name in ("query_poi", "search_around_poi") and record.response is not None:
-                pool += [(facts.episode_id, p) for p in places(record.response) if p.location is not None]
+                pool += [(facts.episode_id, p, p.location) for p in places(record.response)
+                         if p.location is not None]
         if facts.geocode is not None:
             addresses.append((facts.episode_id, facts.geocode.formatted_address, facts.geocode.township))
     for facts in all_facts:
@@ -361,13 +362,13 @@ def _attach_foreign(all_facts: list[EpisodeFacts]) -> None:
         rng = random.Random(f"foreign:{facts.episode_id}")
         chosen: list[Place] = []
         seen: set[str] = set()
-        for owner, place in rng.sample(pool, len(pool)):
+        for owner, place, location in rng.sample(pool, len(pool)):
             if owner == facts.episode_id or fold(place.name) in seen or len(fold(place.name)) < 3:
                 continue
             if any(related(place.name, n) or (place.address and related(place.address, n))
                    for n in own_names if n):
                 continue
-            if any(haversine_m(place.location, site) < 2000 for site in own_sites):
+            if any(haversine_m(location, site) < 2000 for site in own_sites):
                 continue
             chosen.append(place)
             seen.add(fold(place.name))
@@ -375,9 +376,9 @@ def _attach_foreign(all_facts: list[EpisodeFacts]) -> None:
                 break
         facts.foreign_places = tuple(chosen)
         brands = {brand(p.name) for p in facts.places if brand(p.name) != p.name and len(brand(p.name)) >= 2}
-        branches = {fold(p.name): p for _, p in pool if brand(p.name) in brands
+        branches = {fold(p.name): p for _, p, location in pool if brand(p.name) in brands
                     and not any(related(p.name, n) for n in facts.evidence_names)
-                    and all(haversine_m(p.location, site) >= 2000 for site in own_sites)}
+                    and all(haversine_m(location, site) >= 2000 for site in own_sites)}
         facts.other_branches = tuple(branches.values())[:10]
         if facts.geocode is not None:
             g = facts.geocode

@@ -31,6 +31,20 @@ def clock_distance(a: float, b: float) -> float:
     return min(diff, 1440 - diff)
 
 
+def measured(f: EpisodeFacts) -> tuple[RouteOption, float, float]:
+    """The chosen option, its distance (metres) and its duration (seconds): every route episode's facts have them
+    (:func:`.facts.facts_of` keeps no route episode whose chosen option lacks either)."""
+    option = f.option
+    assert option is not None and option.distance_m is not None and option.duration_s is not None, f
+    return option, option.distance_m, option.duration_s
+
+
+def both_measured(option: RouteOption | None) -> tuple[RouteOption, float, float]:
+    """Another option, and its distance and duration, where the caller has picked one that has both."""
+    assert option is not None and option.distance_m is not None and option.duration_s is not None, option
+    return option, option.distance_m, option.duration_s
+
+
 _MODE_ZH = {"driving": "开车", "walking": "步行", "cycling": "骑车", "transit": "坐公交地铁"}
 _MODE_EN = {"driving": "drive", "walking": "walk", "cycling": "cycle", "transit": "take public transport"}
 _STRATEGY_ACK = {"不走高速": ("不走高速", "avoiding highways"), "高速优先": ("高速优先", "highways preferred"),
@@ -118,10 +132,9 @@ def route_answer(f: EpisodeFacts, d: Draw, lang: str, *, distance: str | None = 
     Clauses come in random order, except that ``legs`` go before the first total (and before
     the first ride of a transit plan), and the totals then say they are totals.
     """
-    option = f.option
-    assert option is not None and option.distance_m is not None and option.duration_s is not None
-    distance = distance if distance is not None else distance_text(d, option.distance_m, lang, style).text
-    duration = duration if duration is not None else duration_text(d, option.duration_s, lang, style).text
+    option, metres, seconds = measured(f)
+    distance = distance if distance is not None else distance_text(d, metres, lang, style).text
+    duration = duration if duration is not None else duration_text(d, seconds, lang, style).text
     total = bool(legs)
     tagged = [("total", _distance_clause(d, distance, lang, total)),
               ("total", _duration_clause(d, duration, lang, total))]
@@ -151,12 +164,10 @@ def _mixed_units(f: EpisodeFacts, d: Draw):
 @mutation("coarse_rounding", correct=True, families=("route",))
 def _coarse_rounding(f: EpisodeFacts, d: Draw):
     """The coarsest statement still within 5 % (or the usual one-decimal km / whole minutes)."""
-    assert f.option is not None
-    option, lang = f.option, pick_lang(d)
-    distances = [s for s in distance_forms(option.distance_m, lang)
-                 if acceptable_distance(s, option.distance_m)]
-    durations = [s for s in duration_forms(option.duration_s, lang)
-                 if acceptable_duration(s, option.duration_s)]
+    _, metres, seconds = measured(f)
+    lang = pick_lang(d)
+    distances = [s for s in distance_forms(metres, lang) if acceptable_distance(s, metres)]
+    durations = [s for s in duration_forms(seconds, lang) if acceptable_duration(s, seconds)]
     coarse_d = max(s.step for s in distances)
     coarse_t = max(s.step for s in durations)
     return route_answer(f, d, lang, distance=d.choice([s for s in distances if s.step == coarse_d]).text,
@@ -200,14 +211,14 @@ def _wrong_duration(d: Draw, seconds: float, lang: str) -> Stated:
 
 def _route_with_wrong_quantity(f: EpisodeFacts, d: Draw, build: Callable[[str, str, str], str]) -> str:
     """Replace the distance or the duration statement with ``build(right_text, wrong_text, lang)``."""
-    assert f.option is not None
-    lang, option = pick_lang(d), f.option
+    _, metres, seconds = measured(f)
+    lang = pick_lang(d)
     if d.coin():
-        right = distance_text(d, option.distance_m, lang, "standard")
-        wrong = _wrong_distance(d, option.distance_m, lang)
+        right = distance_text(d, metres, lang, "standard")
+        wrong = _wrong_distance(d, metres, lang)
         return route_answer(f, d, lang, distance=build(right.text, wrong.text, lang))
-    right = duration_text(d, option.duration_s, lang, "standard")
-    wrong = _wrong_duration(d, option.duration_s, lang)
+    right = duration_text(d, seconds, lang, "standard")
+    wrong = _wrong_duration(d, seconds, lang)
     return route_answer(f, d, lang, duration=build(right.text, wrong.text, lang))
 
 
@@ -244,18 +255,17 @@ def _range_end(d: Draw, right: float, actual: float, unit: float, digits: int) -
 @mutation("hedge_range", correct=False, families=("route",))
 def _hedge_range(f: EpisodeFacts, d: Draw):
     """``12到15公里``: a range for one quantity, one end right, the other clearly off."""
-    assert f.option is not None
-    lang, option = pick_lang(d), f.option
+    _, metres, seconds = measured(f)
+    lang = pick_lang(d)
     if d.coin():
-        metres = option.distance_m
         unit, scale, digits = ("公里" if lang == "zh" else " km", 1000, 1) if metres >= 1000 else \
             ("米" if lang == "zh" else " m", 1, 0)
         right = round(metres / scale, digits)
         low, high = sorted((right, _range_end(d, right, metres, scale, digits)))
         text = f"{low:.{digits}f}{'到' if lang == 'zh' else ' to '}{high:.{digits}f}{unit}"
         return route_answer(f, d, lang, distance=text)
-    minutes = round(option.duration_s / 60)
-    low, high = sorted((minutes, round(_range_end(d, minutes, option.duration_s, 60, 0))))
+    minutes = round(seconds / 60)
+    low, high = sorted((minutes, round(_range_end(d, minutes, seconds, 60, 0))))
     english = (f"{low}-{high} minutes", f"between {low} and {high} minutes")
     text = f"{low}到{high}分钟" if lang == "zh" else d.choice(english)
     return route_answer(f, d, lang, duration=text)
@@ -264,12 +274,12 @@ def _hedge_range(f: EpisodeFacts, d: Draw):
 @mutation("contradiction", correct=False, families=("route",))
 def _contradiction(f: EpisodeFacts, d: Draw):
     """The right value, then a correction to a wrong one (``……实际上是20公里``)."""
-    assert f.option is not None
-    lang, option = pick_lang(d), f.option
+    _, metres, seconds = measured(f)
+    lang = pick_lang(d)
     if d.coin():
-        wrong = _wrong_distance(d, option.distance_m, lang).text
+        wrong = _wrong_distance(d, metres, lang).text
     else:
-        wrong = _wrong_duration(d, option.duration_s, lang).text
+        wrong = _wrong_duration(d, seconds, lang).text
     tail = d.choice((f"Actually, it is {wrong}", f"Correction: {wrong}")) if lang == "en" else \
         d.choice((f"……实际上是{wrong}", f"不对，应该是{wrong}", f"更正一下：是{wrong}"))
     return route_answer(f, d, lang, extra=[tail])
@@ -278,11 +288,10 @@ def _contradiction(f: EpisodeFacts, d: Draw):
 @mutation("route_stuffing", correct=False, families=("route",))
 def _route_stuffing(f: EpisodeFacts, d: Draw):
     """Every distance and duration from 0.2x to 3x, the right ones among them."""
-    assert f.option is not None
-    option = f.option
+    _, metres, seconds = measured(f)
     factors = [0.2 + 0.1 * i for i in range(29)]
-    distances = "、".join(f"{option.distance_m * k / 1000:.1f}公里" for k in factors)
-    durations = "、".join(f"{round(option.duration_s * k / 60)}分钟" for k in factors)
+    distances = "、".join(f"{metres * k / 1000:.1f}公里" for k in factors)
+    durations = "、".join(f"{round(seconds * k / 60)}分钟" for k in factors)
     right = route_answer(f, d, "zh")
     return f"{right}也可能是{distances}；用时可能是{durations}。"
 
@@ -297,13 +306,12 @@ def _standard(value: float, kind: str) -> Stated:
 
 def _other_option(f: EpisodeFacts) -> RouteOption | None:
     """Another option whose distance and duration both differ clearly from the chosen one's."""
-    assert f.option is not None
-    option = f.option
+    option, metres, seconds = measured(f)
     for other in f.options:
         if other.index == option.index or other.distance_m is None or other.duration_s is None:
             continue
-        if differs(_standard(other.distance_m, "distance"), option.distance_m, 0.08) and \
-                differs(_standard(other.duration_s, "duration"), option.duration_s, 0.08):
+        if differs(_standard(other.distance_m, "distance"), metres, 0.08) and \
+                differs(_standard(other.duration_s, "duration"), seconds, 0.08):
             return other
     return None
 
@@ -312,11 +320,10 @@ def _other_option(f: EpisodeFacts) -> RouteOption | None:
           applies=lambda f: _other_option(f) is not None)
 def _other_option_facts(f: EpisodeFacts, d: Draw):
     """route_index names one option, the text describes another (distance and duration 8 %+ apart)."""
-    other = _other_option(f)
-    assert other is not None
+    other, metres, seconds = both_measured(_other_option(f))
     lang = pick_lang(d)
-    return route_answer(f, d, lang, distance=distance_text(d, other.distance_m, lang, "standard").text,
-                        duration=duration_text(d, other.duration_s, lang, "standard").text, lines=other.lines)
+    return route_answer(f, d, lang, distance=distance_text(d, metres, lang, "standard").text,
+                        duration=duration_text(d, seconds, lang, "standard").text, lines=other.lines)
 
 
 def _with_clock(f: EpisodeFacts) -> bool:
@@ -347,8 +354,9 @@ def _twelve_hour_shift(f: EpisodeFacts, d: Draw):
 @mutation("clock_off", correct=False, families=("route",), applies=_with_clock)
 def _clock_off(f: EpisodeFacts, d: Draw):
     """A departure/arrival time off by 6-40 % of the trip (at least 3 minutes)."""
-    assert f.option is not None and f.clock is not None
-    lang, minutes = pick_lang(d), f.option.duration_s / 60
+    _, _, seconds = measured(f)
+    assert f.clock is not None
+    lang, minutes = pick_lang(d), seconds / 60
     sign = d.choice((-1, 1))
     shift = max(3, round(d.uniform(0.06, 0.40) * minutes))
     while round(f.clock.value + sign * shift) % 5 == 0:  # 8点半 for 8:27 could be a rounding: avoid round marks
@@ -359,8 +367,7 @@ def _clock_off(f: EpisodeFacts, d: Draw):
 
 
 @mutation("leave_at_deadline", correct=False, families=("route",),
-          applies=lambda f: f.clock is not None and f.clock.verb == "出发" and f.option is not None
-          and f.option.duration_s >= 600)
+          applies=lambda f: f.clock is not None and f.clock.verb == "出发" and measured(f)[2] >= 600)
 def _leave_at_deadline(f: EpisodeFacts, d: Draw):
     """The departure time is the query's own arrival deadline."""
     assert f.clock is not None
@@ -388,11 +395,10 @@ def _excluded_option(f: EpisodeFacts) -> RouteOption | None:
           applies=lambda f: bool(f.excluded) and _excluded_option(f) is not None)
 def _choose_excluded_option(f: EpisodeFacts, d: Draw):
     """A faithful description of a transit plan that rides an excluded line (route_index -> it)."""
-    other = _excluded_option(f)
-    assert other is not None
+    other, metres, seconds = both_measured(_excluded_option(f))
     lang = pick_lang(d)
-    text = route_answer(f, d, lang, distance=distance_text(d, other.distance_m, lang, "standard").text,
-                        duration=duration_text(d, other.duration_s, lang, "standard").text, lines=other.lines)
+    text = route_answer(f, d, lang, distance=distance_text(d, metres, lang, "standard").text,
+                        duration=duration_text(d, seconds, lang, "standard").text, lines=other.lines)
     return text, other.index
 
 
@@ -473,6 +479,8 @@ def _mode_words(route_mode: str, fits: bool) -> list[tuple[str, str]]:
 def _recommend(d: Draw, word: str, lang: str) -> str:
     if lang == "en":
         return d.choice((f"I'd recommend going by {word}", f"best option: {word}", f"you can {word}"))
+    if word.endswith(("前往", "过去", "去")):  # 步行前往, 走过去: the word already says where to (推荐步行前往前往 is garbled)
+        return d.choice((f"建议{word}", f"推荐{word}", f"可以{word}"))
     return d.choice((f"建议{word}", f"推荐{word}前往", f"可以{word}过去"))
 
 

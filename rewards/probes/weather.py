@@ -22,6 +22,13 @@ _DAY_WORDS = {0: ("今天", "today"), 1: ("明天", "tomorrow"), 2: ("后天", "
               3: ("大后天", "in three days")}
 
 
+def _current_temperature(f: EpisodeFacts) -> float:
+    """The temperature of current weather: :func:`.facts.facts_of` keeps no current weather without one
+    (``WeatherFacts.is_empty``)."""
+    assert f.weather is not None and f.weather.temperature is not None, f
+    return f.weather.temperature
+
+
 def _day_label(f: EpisodeFacts, d: Draw, index: int, lang: str) -> str:
     assert f.weather is not None
     w = f.weather
@@ -52,7 +59,7 @@ def _weather_sentence(f: EpisodeFacts, d: Draw, lang: str, *, condition: str | N
                                 lang)
         return join_clauses(d, d.shuffled([f"{city}{when}{d.choice(('', '天气'))}{cond}", f"气温{temp}"]), lang)
     cond = condition if condition is not None else condition_text(d, w.condition, lang)
-    temp = temperature if temperature is not None else temperature_text(d, w.temperature, lang, cn)
+    temp = temperature if temperature is not None else temperature_text(d, _current_temperature(f), lang, cn)
     if lang == "en":
         return join_clauses(d, d.shuffled([d.choice((f"weather in {city} right now: {cond}",
                                                      f"current conditions in {city}: {cond}")),
@@ -165,7 +172,7 @@ def _true_temperatures(f: EpisodeFacts) -> list[float]:
     assert f.weather is not None
     w = f.weather
     if not w.is_forecast:
-        return [w.temperature]
+        return [_current_temperature(f)]
     days = w.days if f.day_ambiguous else (w.days[f.day_index],)
     return [t for day in days for t in (day.low, day.high)]
 
@@ -251,7 +258,7 @@ def _temperature_off(f: EpisodeFacts, d: Draw):
         else:
             high = _wrong_temperature(f, d, high)
         return _weather_sentence(f, d, lang, temperature=temperature_range_text(d, low, high, lang))
-    wrong = _wrong_temperature(f, d, w.temperature)
+    wrong = _wrong_temperature(f, d, _current_temperature(f))
     return _weather_sentence(f, d, lang, temperature=temperature_text(d, wrong, lang))
 
 
@@ -266,8 +273,9 @@ def _temperature_hedge(f: EpisodeFacts, d: Draw):
         text = f"{round(day.low)}~{round(day.high)}℃ or {round(day.low)}~{wrong}℃" if lang == "en" else \
             f"{round(day.low)}~{round(day.high)}℃，也可能是{round(day.low)}~{wrong}℃"
         return _weather_sentence(f, d, lang, temperature=text)
-    wrong = _wrong_temperature(f, d, w.temperature)
-    pair = d.shuffled([round(w.temperature), wrong])
+    current = _current_temperature(f)
+    wrong = _wrong_temperature(f, d, current)
+    pair = d.shuffled([round(current), wrong])
     if d.coin():
         text = f"{pair[0]}°C or {pair[1]}°C" if lang == "en" else f"{pair[0]}℃或者{pair[1]}℃"
     else:
@@ -299,8 +307,8 @@ def _other_day(f: EpisodeFacts) -> int | None:
 @mutation("other_day", correct=False, families=("weather",), applies=lambda f: _other_day(f) is not None)
 def _other_day_weather(f: EpisodeFacts, d: Draw):
     """Another forecast day's condition and temperatures, given for the asked day."""
-    assert f.weather is not None
     index = _other_day(f)
+    assert f.weather is not None and index is not None
     day = f.weather.days[index]
     lang = pick_lang(d)
     return _weather_sentence(f, d, lang, condition=condition_text(d, day.condition, lang),

@@ -1,0 +1,103 @@
+"""The scoring part of each suite (:attr:`mobility_env.suites.Suite.scoring` names these objects): how its results
+are tabled, which scores its repeats spread, its reward weights, and what ``eval`` and ``report`` do with a run.
+
+Every function is imported when first called, so naming a suite's scoring imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+
+@dataclass(frozen=True)
+class SuiteScoring:
+    """One suite's scoring: ``scorecard(records) -> str`` (the table ``run`` prints), ``repeat_rows(records)``
+    (the rows :func:`mobility_rewards.repeats.repeat_spread` spreads) and ``repeat_columns`` (the scores it
+    prints), ``weights()`` (the reward-weights class), ``evaluate(args, run_dir)`` and ``report(run_dir, run)``
+    (``mobility-env eval`` / ``report``), ``format_versions()`` (what a run's identity records beside the shared
+    versions)."""
+
+    scorecard: Callable[[list[Mapping[str, Any]]], str]
+    repeat_rows: Callable[[list[Mapping[str, Any]]], dict[str, dict[str, float]]]
+    repeat_columns: tuple[str, ...]
+    weights: Callable[[], type]
+    evaluate: Callable[[argparse.Namespace, Path], int]
+    report: Callable[[Path, dict[str, Any]], int]
+    format_versions: Callable[[], dict[str, Any]]  # the suite's own versions a run's identity records
+
+
+def _mobility_scorecard(records: list[Mapping[str, Any]]) -> str:
+    from .scorecard import format_scorecard
+
+    return format_scorecard(records)
+
+
+def _phone_scorecard(records: list[Mapping[str, Any]]) -> str:
+    from .phone_scorecard import format_phone_scorecard
+
+    return format_phone_scorecard(records)
+
+
+def _mobility_rows(records: list[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    from .repeats import mobility_rows
+
+    return mobility_rows(records)
+
+
+def _phone_rows(records: list[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    from .repeats import phone_rows
+
+    return phone_rows(records)
+
+
+def _mobility_weights() -> type:
+    from .shaping import RewardWeights
+
+    return RewardWeights
+
+
+def _phone_weights() -> type:
+    from .mobilepa import PhoneRewardWeights
+
+    return PhoneRewardWeights
+
+
+def _mobility_eval(args: argparse.Namespace, run_dir: Path) -> int:
+    from .commands import mobility_eval
+
+    return mobility_eval(args, run_dir)
+
+
+def _phone_eval(args: argparse.Namespace, run_dir: Path) -> int:
+    from .commands import phone_eval
+
+    return phone_eval(args, run_dir)
+
+
+def _mobility_report(run_dir: Path, run: dict[str, Any]) -> int:
+    from .commands import mobility_report
+
+    return mobility_report(run_dir, run)
+
+
+def _phone_report(run_dir: Path, run: dict[str, Any]) -> int:
+    from .commands import phone_report
+
+    return phone_report(run_dir, run)
+
+
+def _phone_versions() -> dict[str, Any]:
+    from .mobilepa import phone_format_versions
+
+    return phone_format_versions()
+
+
+MOBILITYBENCH = SuiteScoring(scorecard=_mobility_scorecard, repeat_rows=_mobility_rows, repeat_columns=("DR", "FPR"),
+                             weights=_mobility_weights, evaluate=_mobility_eval, report=_mobility_report,
+                             format_versions=dict)  # its versions are the shared ones (format_versions)
+MOBILEPA = SuiteScoring(scorecard=_phone_scorecard, repeat_rows=_phone_rows,
+                        repeat_columns=("success", "DR", "progress"), weights=_phone_weights, evaluate=_phone_eval,
+                        report=_phone_report, format_versions=_phone_versions)
