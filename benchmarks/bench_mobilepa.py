@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import inspect
 import json
 import statistics
 import subprocess
@@ -66,7 +67,31 @@ def scorer_at(revision: str) -> Any:
     module.__package__ = "mobility_rewards"  # its relative imports (.verdict) resolve as in the package
     sys.modules[name] = module  # dataclasses look their module up
     exec(compile(source, f"{revision}:rewards/mobilepa.py", "exec"), module.__dict__)
-    return module.PhoneScorer()
+    scorer = module.PhoneScorer()
+    if "sandbox" in inspect.signature(scorer.start).parameters:
+        return scorer
+    return _BeforeOneProtocol(scorer)
+
+
+class _BeforeOneProtocol:
+    """A scorer from before the one scorer protocol (``step(scoring, call, calls, state)``, draining the state's
+    touched tables itself) behind today's (``start(task, sandbox)``, ``step(scoring, call)``): the tables the call
+    record says it wrote are handed back to the state for it to drain."""
+
+    def __init__(self, scorer: Any):
+        self.scorer, self.version = scorer, scorer.version
+
+    def start(self, task: Any, sandbox: Any = None) -> Any:
+        return (self.scorer.start(task), sandbox, [])
+
+    def step(self, state: Any, call: Any, *, arguments_valid: bool | None = None) -> dict[str, float]:
+        scoring, sandbox, calls = state
+        calls.append(call)
+        sandbox.touched = set(call.touched)
+        return self.scorer.step(scoring, call, calls, sandbox)  # type: ignore[no-any-return]
+
+    def finish(self, state: Any, trajectory: Any) -> Any:
+        return self.scorer.finish(state[0], trajectory)
 
 
 def _medians(per_round: list[dict[str, float]]) -> dict[str, float]:

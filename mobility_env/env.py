@@ -15,7 +15,7 @@ from .episode import Episode
 from .errors import ConfigError
 from .observation import OBS_FORMATS, format_response
 from .sandbox import LookupConfig
-from .scoring import EpisodeVerdict, Scorer
+from .scoring import EpisodeVerdict, Scorer, checked_scorer
 from .spaces import MAX_OBSERVATION_CHARS, SharedTexts, UnicodeText
 from .store import EpisodeStore, resolve_data
 from .tool_samples import map_tool_space
@@ -241,17 +241,8 @@ class MobilityEnv(gym.Env[str, Any]):
         self._known_ids = set(self.store.ids)
         self.max_steps = max_steps
         self.obs_format = obs_format
-        if scorer is None:
-            scorer = DefaultScorer(reward_weights)  # the one place the default scorer is chosen
-        elif reward_weights is not None:
-            raise ConfigError(f"reward_weights configure the default scorer; with scorer={scorer!r} "
-                              "pass the weights to that scorer instead")
-        elif isinstance(scorer, type):
-            raise ConfigError(f"scorer must be an instance, got the class {scorer.__name__}; pass {scorer.__name__}()")
-        elif not isinstance(scorer, Scorer):
-            missing = [name for name in ("start", "step", "finish") if not callable(getattr(scorer, name, None))]
-            raise ConfigError(f"scorer must implement mobility_env.scoring.Scorer (start, step, finish); "
-                              f"{scorer!r} lacks {', '.join(missing)}")
+        # the one place the default scorer is chosen
+        scorer = checked_scorer(scorer, reward_weights, DefaultScorer)
         self.scorer: Scorer = scorer
         self.render_mode = render_mode
         self.tools = openai_tools()

@@ -647,6 +647,8 @@ class PhoneScoring:
     extra: int = 0  # rows of the current delta nobody asked for
     bucket: float = 0.0  # Φ of the bucket's gold (the whole Φ of a task without a gate)
     gate: float = 0.0  # Φ of the capability gate (memory, skill, sub-agent tasks)
+    sandbox: PhoneState | None = None  # the phone's live state, read (never written) for the delta's rows
+    calls: list[PhoneCall] = field(default_factory=list)  # the calls scored so far, in order
 
 
 class PhoneScorer:
@@ -683,7 +685,7 @@ class PhoneScorer:
         # per task id: (the task, its gold rows, its planted transient failures), computed once per task object
         self._gold: dict[str, tuple[PhoneTask, frozenset[RowKey] | None, dict[str, int]]] = {}
 
-    def start(self, task: PhoneTask) -> PhoneScoring:
+    def start(self, task: PhoneTask, sandbox: PhoneState | None = None) -> PhoneScoring:
         cached = self._gold.get(task.task_id)
         if cached is None or cached[0] is not task:
             gold = frozenset(delta_rows(task.gold_delta)) if task.gold_delta is not None else None
@@ -691,22 +693,26 @@ class PhoneScorer:
             if len(self._gold) >= 1024:
                 self._gold.pop(next(iter(self._gold)))
             self._gold[task.task_id] = cached
-        return PhoneScoring(task, gold_rows=cached[1], free_retries=dict(cached[2]))
+        return PhoneScoring(task, gold_rows=cached[1], free_retries=dict(cached[2]), sandbox=sandbox)
 
-    def step(self, scoring: PhoneScoring, call: PhoneCall, calls: list[PhoneCall],
-             state: PhoneState) -> dict[str, float]:
+    def step(self, scoring: PhoneScoring, call: PhoneCall, *, arguments_valid: bool | None = None) -> dict[str, float]:
+        """The call's terms, from the call record (its status, error and the tables it wrote, ``call.touched``) and
+        the state it left (``scoring.sandbox``, read); once per call, in order."""
+        scoring.calls.append(call)
+        calls = scoring.calls
         w = self.weights
         invalid = call.error_type in _INVALID
         repeated = not call.succeeded and _charged_repeat(scoring, call)
         if call.succeeded and changes_state(call.name):
             scoring.writes += 1
         before = scoring.potential
-        touched = state.take_touched()  # tables written since the last call (a refused call's were rolled back)
         gold = scoring.gold_rows
         by_delta = gold is not None and scoring.task.bucket != "tool_call"
-        if by_delta:
-            for table in touched:  # only those are read again: the row counts are kept per table
-                _recount(scoring, table, table_rows(table, state.table_changes(table)))
+        if by_delta and call.touched:  # only the tables the call wrote are read again: row counts are per table
+            if scoring.sandbox is None:
+                raise ValueError("PhoneScorer scores a delta task from the phone's state: start(task, sandbox=state)")
+            for table in call.touched:
+                _recount(scoring, table, table_rows(table, scoring.sandbox.table_changes(table)))
         moves = changes_state(call.name) or call.name == "ask_user" or scoring.task.bucket == "tool_call"
         if call.succeeded and moves:
             if by_delta and gold is not None:

@@ -46,8 +46,8 @@ class DefaultScorer:
     def weights(self) -> RewardWeights:
         return self.shaper.weights
 
-    def start(self, episode: Episode) -> ShapingState:
-        return self.shaper.start(episode)
+    def start(self, episode: Episode, sandbox: Any = None) -> ShapingState:
+        return self.shaper.start(episode)  # a replay: no world to read
 
     def step(self, state: ShapingState, call: CallRecord, *, arguments_valid: bool | None = None) -> dict[str, float]:
         return state.step(call, arguments_valid=arguments_valid)

@@ -138,14 +138,13 @@ def test_transient_failures_beyond_the_planted_ones_pay():
         task = PhoneTask(task_id="t", query="x", category="error_recovery", bucket="state_change", gold_delta={},
                          initial_state={"faults": faults}, action_space=["set_wifi"])
         scorer = PhoneScorer()
-        scoring = scorer.start(task)
         state = StateTemplate({}).restore()
+        scoring = scorer.start(task, sandbox=state)
         try:
-            calls: list[PhoneCall] = []
             charged = []
             for step in range(1, 9):
-                calls.append(PhoneCall(step, "set_wifi", {"on": True}, "error", "transient_failure"))
-                charged.append(scorer.step(scoring, calls[-1], calls, state)["repeated_failure"] != 0)
+                call = PhoneCall(step, "set_wifi", {"on": True}, "error", "transient_failure")
+                charged.append(scorer.step(scoring, call)["repeated_failure"] != 0)
         finally:
             state.close()
         assert charged == [False] * (planted + 1) + [True] * (7 - planted), planted

@@ -96,3 +96,51 @@ def test_an_option_belongs_to_the_suites_that_take_it():
         env_options(args)
     args = argparse.Namespace(env="MobilityBench-v0", max_steps=5, obs_format="json", maps_data=None)
     assert env_options(args) == {"max_steps": 5, "obs_format": "json"}
+
+
+class _CountingScorer:
+    """A scorer of one's own, the same for every suite: 1 per call, 5 for finishing; records what it was given."""
+
+    def __init__(self):
+        self.started, self.calls = [], []
+
+    def start(self, item, sandbox=None):
+        self.started.append((item, sandbox))
+        return {"calls": 0}
+
+    def step(self, state, call, *, arguments_valid=None):
+        state["calls"] += 1
+        self.calls.append(call)
+        return {"counted": 1.0}
+
+    def finish(self, state, trajectory):
+        from mobility_env.scoring import EpisodeScore
+
+        class Verdict:
+            passed = True
+
+            def summary(self):
+                return "counted"
+
+            def to_dict(self):
+                return {"passed": True}
+        return EpisodeScore({"finished": 5.0}, {"calls": float(state["calls"])}, Verdict())
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_every_suite_takes_a_scorer_of_ones_own(env_id):
+    """One scorer protocol: both envs take ``scorer=``, call ``step`` once per call record and ``finish`` once."""
+    import gymnasium as gym
+
+    scorer = _CountingScorer()
+    env = gym.make(env_id, scorer=scorer)
+    env.reset(seed=0)
+    rewards = [env.step("not json")[1], env.step({"name": "no_such_tool", "arguments": {}})[1]]
+    _, reward, terminated, _, info = env.step({"name": "finish", "arguments": {"answer": "done"}})
+    assert rewards == [1.0, 1.0] and reward == 5.0 and terminated
+    assert info["metrics"] == {"calls": 2.0} and len(scorer.calls) == 2 and len(scorer.started) == 1
+    with pytest.raises(ConfigError, match="reward_weights configure the default scorer"):
+        gym.make(env_id, scorer=scorer, reward_weights=suite_of(env_id).part("scoring").weights()())
+    with pytest.raises(ConfigError, match="lacks step, finish"):
+        gym.make(env_id, scorer=type("Half", (), {"start": lambda self, item, sandbox=None: None})())
+    env.close()

@@ -11,12 +11,13 @@ import numpy as np
 
 from ..actions import MAX_ACTION_CHARS, ActionLimits, copy_arguments, parse_action
 from ..errors import ConfigError
+from ..scoring import Scorer, checked_scorer
 from ..spaces import MAX_OBSERVATION_CHARS, ToolCallSpace, UnicodeText
 from ..trajectory import ErrorKind
 from ..wrappers import check_render_mode
-from .catalogue import PHONE_TOOLS, failure
+from .catalogue import PHONE_TOOLS
 from .domains.skills import load_skill_schema
-from .episode import PhoneCall, PhoneSession
+from .episode import PhoneSession
 from .labels import task_labels
 from .params import sample_argument
 from .skills import LOAD_SKILL, offered_skill_ids
@@ -141,7 +142,7 @@ class MobilePAEnv(gym.Env[str, Any]):
     def __init__(self, data: str | Path | None = None, *, tasks: list[PhoneTask] | None = None,
                  task_ids: list[str] | None = None, max_steps: int = DEFAULT_MAX_STEPS,
                  reward_weights: PhoneRewardWeights | None = None, max_action_chars: int = MAX_ACTION_CHARS,
-                 render_mode: str | None = None, maps_data: str | Path | None = None):
+                 render_mode: str | None = None, maps_data: str | Path | None = None, scorer: Any = None):
         check_render_mode(render_mode, self.metadata)
         if maps_data is not None and not Path(maps_data).exists():
             raise ConfigError(f"maps_data {str(maps_data)!r} does not exist; give a built MobilityBench directory "
@@ -161,7 +162,7 @@ class MobilePAEnv(gym.Env[str, Any]):
             raise ConfigError(f"max_steps must be a positive integer, got {max_steps!r}")
         self.max_steps = max_steps
         self.limits = ActionLimits(max_action_chars=max_action_chars)
-        self.scorer = PhoneScorer(reward_weights)
+        self.scorer: Scorer = checked_scorer(scorer, reward_weights, PhoneScorer)
         self.render_mode = render_mode
         self.observation_space = UnicodeText(MAX_OBSERVATION_CHARS)
         # before a task is drawn: the tools every task offers; reset and skill loads offer the task's own
@@ -188,7 +189,7 @@ class MobilePAEnv(gym.Env[str, Any]):
             self.session.close()
         task = self.tasks[task_id]
         self.session = PhoneSession(task, maps_data=self.maps_data)
-        self._scoring = self.scorer.start(task)
+        self._scoring = self.scorer.start(task, sandbox=self.session.state)
         self._steps, self._done, self._final = 0, False, None
         tools = self._tool_list(self.session)
         # the space's own fresh list (not the info's), kept uncopied
@@ -215,15 +216,13 @@ class MobilePAEnv(gym.Env[str, Any]):
             parsed.error = {"type": "schema_error", "message": "finish: answer: expected a non-empty string"}
         if parsed.error is not None:
             name = parsed.name or (parsed.raw_name[:100] if isinstance(parsed.raw_name, str) else "")
-            feedback = failure(ErrorKind(parsed.error["type"]), parsed.error["message"])
-            session.state.log(self._steps, name, parsed.arguments, "error", parsed.error["type"])
-            session.calls.append(PhoneCall(self._steps, name, parsed.arguments, "error", parsed.error["type"],
-                                           feedback.payload))
+            feedback = session.refuse(self._steps, name, parsed.arguments, ErrorKind(parsed.error["type"]),
+                                      parsed.error["message"])
         else:
             assert parsed.name is not None
             feedback = session.call(parsed.name, parsed.arguments, self._steps)
         call = session.calls[-1]
-        components = self.scorer.step(self._scoring, call, session.calls, session.state)
+        components = self.scorer.step(self._scoring, call)  # once per call record, which says what the call did
         shown = feedback.to_dict()
         info: dict[str, Any] = {"task_id": session.task.task_id, "step": self._steps, "feedback": shown,
                                 "call": {"name": call.name, "arguments": copy_arguments(call.arguments)}}
@@ -260,7 +259,7 @@ class MobilePAEnv(gym.Env[str, Any]):
         task = session.task
         self._done = True
         info = {"task_id": task.task_id, "step": self._steps, "reward_components": components,
-                "reward_version": self.scorer.version,
+                "reward_version": getattr(self.scorer, "version", None),  # a scorer of your own may have none
                 "metrics": dict(score.metrics), "verdict": score.verdict.to_dict(), "trajectory": trajectory.to_dict(),
                 "audit": session.state.audit(), "category": task.category, "bucket": task.bucket,
                 "obstacles": [dict(o) for o in task.obstacles],

@@ -39,6 +39,9 @@ class PhoneCall:
     status: str
     error_type: str | None
     payload: dict[str, Any] = field(default_factory=dict)
+    # the state tables the call wrote (a refused call's writes were rolled back): what an incremental scorer
+    # reads again; not part of the recorded trajectory (the state's delta is)
+    touched: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def succeeded(self) -> bool:
@@ -134,7 +137,15 @@ class PhoneSession:
                 feedback = self._load(feedback)
         self.calls.append(PhoneCall(step, name, arguments, feedback.status,
                                     None if feedback.error_type is None else feedback.error_type.value,
-                                    feedback.payload))
+                                    feedback.payload, tuple(self.state.take_touched())))
+        return feedback
+
+    def refuse(self, step: int, name: str, arguments: Any, kind: ErrorKind, message: str) -> Feedback:
+        """Record an action refused before any tool ran (it did not parse, or broke the action's schema): logged in
+        the state's audit log and kept as a call, like every other, by the session alone."""
+        feedback = failure(kind, message)
+        self.state.log(step, name, arguments, "error", kind.value)
+        self.calls.append(PhoneCall(step, name, arguments, "error", kind.value, feedback.payload))
         return feedback
 
     def trajectory(self, answer: str | None, truncated: bool = False) -> PhoneTrajectory:
