@@ -132,6 +132,19 @@ def _printable(text: str, limit: int) -> str:
     return cut.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def _type_name(value: Any) -> str:
+    """The name of ``value``'s type, read without running the object's code."""
+    return type.__getattribute__(type(value), "__name__") if isinstance(type(value), type) else "object"
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)`` cut to 40 characters, or its type's name when the object's ``__repr__`` fails."""
+    try:
+        return repr(value)[:40]
+    except Exception:
+        return f"<{_type_name(value)}>"
+
+
 class _BoundedCopy:
     """Copies a JSON-like value while checking it against the limits (raises ``_Refused``).
 
@@ -207,12 +220,12 @@ class _BoundedCopy:
             try:
                 if type(key) is not str:
                     if not isinstance(key, str):
-                        raise _Refused(f"object key {key!r:.40} is not a string")
+                        raise _Refused(f"object key {_shown(key)} is not a string")
                     key = str.__str__(key)
                 self._string(key)
                 checked = self.copy(item, depth + 1)
             except _Refused as exc:
-                exc.path.append(key if isinstance(key, str) else repr(key)[:40])
+                exc.path.append(key if type(key) is str else _shown(key))
                 raise
             if self.copying:
                 out[key] = checked
@@ -220,7 +233,18 @@ class _BoundedCopy:
 
     @staticmethod
     def _as_json_type(value: Any) -> Any:
-        """A subclass of a JSON type as its base type; a pydantic/openai object as its dump."""
+        """A subclass of a JSON type as its base type; a pydantic/openai object as its dump. Whatever the object's own
+        code raises while it is converted (a dunder or ``__getattr__`` that raises, a ``Fraction`` too large for a
+        float) makes the action refused, never an exception out of ``step``."""
+        try:
+            return _BoundedCopy._convert(value)
+        except _Refused:
+            raise
+        except Exception as exc:  # the object's own code: a bad action, reported
+            raise _Refused(f"a {_type_name(value)} could not be read as a JSON value ({type(exc).__name__})") from None
+
+    @staticmethod
+    def _convert(value: Any) -> Any:
         if isinstance(value, str):
             return str.__str__(value)
         if isinstance(value, bool):
@@ -238,11 +262,11 @@ class _BoundedCopy:
             try:
                 dumped = dump()
             except Exception as exc:  # an agent's object failing is a bad action, reported, not a crash
-                raise _Refused(f"{type(value).__name__}.model_dump() failed ({type(exc).__name__})") from None
+                raise _Refused(f"{_type_name(value)}.model_dump() failed ({type(exc).__name__})") from None
             if not isinstance(dumped, dict):
-                raise _Refused(f"{type(value).__name__}.model_dump() returned {type(dumped).__name__}, not an object")
+                raise _Refused(f"{_type_name(value)}.model_dump() returned {type(dumped).__name__}, not an object")
             return dumped
-        raise _Refused(f"a {type(value).__name__} is not a JSON value")
+        raise _Refused(f"a {_type_name(value)} is not a JSON value")
 
 
 def bounded_copy(value: Any, limits: ActionLimits = DEFAULT_LIMITS, *, depth: int = 1) -> Any:
@@ -273,6 +297,9 @@ class ParsedAction:
     error: dict[str, str] | None = None
 
 
+_PLAIN = frozenset({str, bytes, bytearray, dict, list, tuple, int, float, bool, type(None)})
+
+
 def _error(kind: str, message: str, **fields: Any) -> ParsedAction:
     return ParsedAction(error={"type": ErrorKind(kind), "message": message}, **fields)
 
@@ -286,6 +313,15 @@ def parse_action(action: Any, limits: ActionLimits | None = None, *,
     """
     limits = limits or DEFAULT_LIMITS
     budget = limits.max_action_chars
+    if type(action) not in _PLAIN:  # an object of the policy's own: read as text or bytes once, its code contained
+        try:
+            if isinstance(action, (bytes, bytearray)):
+                action = bytes(action)
+            elif isinstance(action, str):
+                action = str.__str__(action)
+        except Exception as exc:
+            return _error("invalid_action", f"a {_type_name(action)} could not be read as an action "
+                                            f"({type(exc).__name__}); {_ACTION_HINT}")
     if isinstance(action, (bytes, bytearray)):
         if len(action) > 4 * limits.max_action_chars:
             return _error("invalid_json",
