@@ -556,6 +556,8 @@ class LLMClient:
                 last, kind = f"connection error: {_cause_text(exc)}", "llm_unavailable"
             except ValueError as exc:  # a 200 whose body is not JSON (a proxy's error page)
                 last, kind = f"the reply body is not JSON ({exc})", "llm_bad_response"
+            except RecursionError:  # a body nested deeper than any JSON reader goes: as bad as no JSON
+                last, kind = "the reply body is nested too deep to read as JSON", "llm_bad_response"
             else:
                 problem = check(response)
                 if problem is None:
@@ -611,6 +613,9 @@ class LLMClient:
         except ValueError as exc:
             raise EndpointProtocolError(f"{where}: {what}: the reply body is not JSON ({exc}); is base_url the "
                                         "server's /v1 address?", base_url=base_url) from None
+        except RecursionError:
+            raise EndpointProtocolError(f"{where}: {what}: the reply body is nested too deep to read as JSON",
+                                        base_url=base_url) from None
 
     # ------------------------------------------------------------------ circuit breaker
     def _answered(self) -> None:
@@ -642,7 +647,8 @@ class LLMClient:
         choice = response.choices[0]
         message = choice.message
         raw = getattr(message, "content", None)
-        raw = raw if isinstance(raw, str) else ("" if raw is None else json.dumps(raw, ensure_ascii=False, default=str))
+        raw = _unicode(raw if isinstance(raw, str) else
+                       ("" if raw is None else json.dumps(raw, ensure_ascii=False, default=str)))
         usage = getattr(response, "usage", None)
         input_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         output_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
@@ -656,6 +662,8 @@ class LLMClient:
                 arguments = getattr(function, "arguments", None)
                 if not isinstance(arguments, str):  # some servers send an object
                     arguments = json.dumps(arguments if arguments is not None else {}, ensure_ascii=False, default=str)
+                arguments = _unicode(arguments)
+                name = _unicode(name) if isinstance(name, str) else name
                 call_id = getattr(call, "id", None)
                 if not isinstance(call_id, str) or not call_id or any(c.id == call_id for c in calls):
                     call_id = f"call_{index}"  # the id must match our tool message, so it must be unique
@@ -694,6 +702,19 @@ class LLMClient:
         raise AgentFailure("reply_too_large", f"{what}: the reply's {' and '.join(over)} passed max_reply_chars="
                                               f"{cap:,}; it was not used and is recorded cut to that size",
                            transcript=[record])
+
+
+def _unicode(text: str) -> str:
+    """``text`` as valid Unicode: a lone surrogate (a JSON escape no UTF-8 encodes, sent by some servers) read as
+    U+FFFD, as a UTF-8 decoder reads a broken sequence. Kept, it made the next request unsendable (the reply goes
+    back in the history), retried as 'not JSON' until the episode was lost."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _cut(text: str, limit: int) -> str:

@@ -99,6 +99,8 @@ FAULTS = [  # (name, turn, failure kind, counted as timeouts)
     ("not-a-completion", raw_payload({"object": "list", "data": []}), "llm_bad_response", False),
     ("http-500", server_error(), "llm_unavailable", False),
     ("connection-reset", connection_reset(), "llm_unavailable", False),
+    # a reply nested 200,000 levels deep: no JSON reader of it finishes; a bad reply, retried like the others
+    ("nested-200k", garbage('{"a":' * 200_000 + "1" + "}" * 200_000), "llm_bad_response", False),
 ]
 
 
@@ -209,6 +211,7 @@ PREFLIGHT_FAULTS = [  # (name, turns, error type, message fragment)
     ("http-503", [server_error(503)], EndpointDown, "HTTP 503"),
     ("reset", [connection_reset()], EndpointDown, "cannot connect"),
     ("garbage", [garbage()], EndpointProtocolError, "not JSON"),
+    ("nested-200k", [garbage('{"a":' * 200_000 + "1" + "}" * 200_000)], EndpointProtocolError, "nested too deep"),
     ("not-a-completion", [raw_payload({"hello": "world"})], EndpointProtocolError, "no 'choices'"),
     ("empty-choices", [empty_choices()], EndpointProtocolError, "'choices' is empty"),
     ("tools-refused", [bad_request('"auto" tool choice requires --enable-auto-tool-choice')], EndpointRejected,
@@ -579,3 +582,23 @@ def test_property_a_nested_action_is_never_a_call(prefix, wrapper, suffix, fence
 def test_property_a_top_level_action_in_prose_is_one_call(prefix, action, suffix):
     calls = parse_text_actions(f"{prefix} {json.dumps(action, ensure_ascii=False)} {suffix}")
     assert [(c.name, json.loads(c.arguments)) for c in calls] == [(action["name"], action["arguments"])]
+
+
+def test_a_lone_surrogate_in_a_reply_does_not_lose_the_episode(env, weather):
+    """A reply whose text or tool arguments hold a lone surrogate (an escape no UTF-8 encodes) is read with U+FFFD in
+    its place: the next request, which carries it back, can be sent (it was retried as 'not JSON' and lost)."""
+    message = {"role": "assistant", "content": "先查一下\udc00天气", "tool_calls": [
+        {"id": "call_0", "type": "function",
+         "function": {"name": "query_weather", "arguments": '{"city": "北京\ud800"}'}}]}
+    completion = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1_700_000_000, "model": MODEL,
+                  "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+                  "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}}
+    # the surrogates travel as JSON escapes (ASCII), as a server that emits them sends them
+    turns = [garbage(json.dumps(completion)), finish_turn({"answer": "晴"})]
+    with ScriptedOpenAIServer(turns) as server:
+        record = returns(lambda: ReActAgent(config_for(server, timeout_s=5)).run_episode(env, weather))
+        assert server.remaining == 0 and server.overruns == 0
+    result = result_of(record)
+    assert result["failure"] is None and result["steps"] == 2, result["failure"]
+    text = json.dumps(record["trajectory"], ensure_ascii=False)
+    assert "\ufffd" in text and text.encode("utf-8")  # what was recorded is valid Unicode
