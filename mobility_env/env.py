@@ -21,7 +21,7 @@ from .store import EpisodeStore, resolve_data
 from .tool_samples import map_tool_space
 from .tools import openai_tools, validate_call
 from .trajectory import CallRecord, ErrorKind, FinishRecord, Trajectory, new_call_record
-from .wrappers import ScoreOnTimeLimit, check_render_mode
+from .wrappers import ScoreOnTimeLimit, check_render_mode, chosen_item
 
 from . import DEFAULT_MAX_STEPS  # declared with the registration, which must not import this module
 
@@ -253,15 +253,8 @@ class MobilityEnv(gym.Env[str, Any]):
     # ------------------------------------------------------------------ reset
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
-        options = options or {}
-        episode_id = options.get("episode_id")
-        if episode_id is None:
-            if "episode_index" in options:
-                episode_id = self.episode_ids[int(options["episode_index"]) % len(self.episode_ids)]
-            else:
-                episode_id = self.episode_ids[int(self.np_random.integers(len(self.episode_ids)))]
-        elif episode_id not in self._known_ids:
-            raise ConfigError(f"unknown episode_id {episode_id!r}; see env.unwrapped.episode_ids")
+        episode_id = chosen_item(options, self.episode_ids, self._known_ids, id_keys=("episode_id",),
+                                 index_key="episode_index", draw=self.np_random.integers)
         episode = self.store.get(episode_id)
         self.state = EpisodeState(episode=episode, trajectory=Trajectory(episode_id=episode_id),
                                   scoring=self.scorer.start(episode))

@@ -1,6 +1,7 @@
 """The Gymnasium conventions both suites' envs keep, in one place: a ``TimeLimit`` truncation is scored
-(:class:`ScoreOnTimeLimit`, registered in ``additional_wrappers``) and an unsupported ``render_mode`` is a
-:class:`~mobility_env.errors.ConfigError` naming the supported ones (:func:`check_render_mode`).
+(:class:`ScoreOnTimeLimit`, registered in ``additional_wrappers``), an unsupported ``render_mode`` is a
+:class:`~mobility_env.errors.ConfigError` naming the supported ones (:func:`check_render_mode`), and ``reset``'s
+options choose the episode the same way, every bad option a ``ConfigError`` (:func:`chosen_item`).
 
 An env these serve has ``max_steps`` (actions per episode: the env truncates and scores the last one itself)
 and ``abandon(reason) -> info``, which ends the running episode scored like a truncation and returns the final
@@ -19,6 +20,37 @@ from .errors import ConfigError
 # final-info keys the wrapper does not copy into a truncated step's info: the reason (it is a truncation, not an
 # abandoned run) and the reward terms (added to the step's own)
 _NOT_COPIED = frozenset({"abandoned", "reward_components"})
+
+
+def chosen_item(options: Any, ids: list[str], known: Any, *, id_keys: tuple[str, ...], index_key: str,
+                draw: Any) -> str:
+    """The item ``reset(options=...)`` asks for: the first of ``id_keys`` given (a string among ``known``), else
+    ``index_key`` (an integer, taken modulo the number of items), else ``draw(len(ids))``. Options that are not a
+    dict, an id that is no string or unknown, an index that is no finite integer: a ConfigError naming the option
+    (over HTTP a validation error, never a 500)."""
+    if options is None:
+        options = {}
+    if not isinstance(options, Mapping):
+        raise ConfigError(f"reset options must be a dict, got {type(options).__name__}")
+    for key in id_keys:
+        value = options.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise ConfigError(f"reset option {key} must be a string id, got {type(value).__name__}")
+        if value not in known:
+            raise ConfigError(f"unknown {key} {value[:100]!r}; see env.unwrapped.{id_keys[0]}s")
+        return value
+    index = options.get(index_key)
+    if index is None:
+        return ids[int(draw(len(ids)))]
+    try:
+        if isinstance(index, bool) or not isinstance(index, (int, float, str)):
+            raise TypeError(type(index).__name__)
+        position = int(index)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ConfigError(f"reset option {index_key} must be an integer, got {str(index)[:40]!r} ({exc})") from None
+    return ids[position % len(ids)]
 
 
 def check_render_mode(render_mode: str | None, metadata: Mapping[str, Any]) -> None:

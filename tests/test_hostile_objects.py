@@ -85,3 +85,26 @@ def test_a_fraction_no_float_holds_is_refused_with_a_reason():
                                             "arguments": {"keywords": "x", "city": Fraction(10 ** 400, 3)}})
     assert not terminated and info["error"]["type"] in ("invalid_action", "schema_error"), info
     assert "Fraction" in info["error"]["message"], info["error"]
+
+
+_OPTION_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-10 ** 30, 10 ** 30), st.floats(allow_nan=True),
+                           st.text(max_size=8), st.lists(st.integers(), max_size=2),
+                           st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+_OPTIONS = st.one_of(st.none(), st.lists(st.integers(), max_size=2), st.text(max_size=4),
+                     st.dictionaries(st.sampled_from(["episode_id", "task_id", "episode_index", "task_index", "x"]),
+                                     _OPTION_VALUES, max_size=3))
+
+
+@settings(max_examples=300, deadline=None)
+@given(options=_OPTIONS)
+def test_every_bad_reset_option_is_a_config_error(env, options):
+    """Whatever ``reset``'s options hold, the env resets or raises a ConfigError naming the option (over HTTP a
+    validation error): never OverflowError, TypeError or AttributeError (``episode_index`` 1e999 was a 500)."""
+    from mobility_env.errors import ConfigError
+
+    try:
+        obs, info = env.reset(seed=0, options=options)
+    except ConfigError as exc:
+        assert str(exc)
+    else:
+        assert isinstance(obs, str) and info

@@ -14,7 +14,7 @@ from ..errors import ConfigError
 from ..scoring import Scorer, checked_scorer
 from ..spaces import MAX_OBSERVATION_CHARS, ToolCallSpace, UnicodeText
 from ..trajectory import ErrorKind
-from ..wrappers import check_render_mode
+from ..wrappers import check_render_mode, chosen_item
 from .catalogue import PHONE_TOOLS
 from .domains.skills import load_skill_schema
 from .episode import PhoneSession
@@ -175,16 +175,9 @@ class MobilePAEnv(gym.Env[str, Any]):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
-        options = options or {}
         # ``episode_id`` is accepted too: the runner and the agents name what they play that way
-        task_id = options.get("task_id", options.get("episode_id"))
-        if task_id is None:
-            index = options.get("task_index")
-            position = int(index) % len(self.task_ids) if index is not None else \
-                int(self.np_random.integers(len(self.task_ids)))
-            task_id = self.task_ids[position]
-        elif task_id not in self.tasks:
-            raise ConfigError(f"unknown task_id {task_id!r}; see env.unwrapped.task_ids")
+        task_id = chosen_item(options, self.task_ids, self.tasks, id_keys=("task_id", "episode_id"),
+                              index_key="task_index", draw=self.np_random.integers)
         if self.session is not None:
             self.session.close()
         task = self.tasks[task_id]
