@@ -27,6 +27,7 @@ import csv
 import json
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -227,7 +228,7 @@ def _read_csv(path: Path, limits: LoadLimits) -> Iterator[tuple[int, Any]]:
         if missing:
             raise DataFileError(path, f"not an official MobilityBench CSV: missing column(s) {', '.join(missing)}; "
                                       f"header is {header!r:.200}")
-        duplicated = sorted({name for name in header if header.count(name) > 1})
+        duplicated = sorted(name for name, n in Counter(header).items() if n > 1)  # linear: 100,000 columns
         if duplicated:
             raise DataFileError(path, f"the header names column(s) {', '.join(map(repr, duplicated))} more than once")
         row_number = 0
@@ -357,7 +358,7 @@ def _read_xlsx(path: Path, limits: LoadLimits) -> Iterator[tuple[int, Any]]:
         missing = [c for c in CORE_COLUMNS if c not in header]
         if missing:
             raise DataFileError(path, f"not an official MobilityBench sheet: missing column(s) {', '.join(missing)}")
-        duplicated = sorted({name for name in header if name and header.count(name) > 1})
+        duplicated = sorted(name for name, n in Counter(header).items() if name and n > 1)
         if duplicated:
             raise DataFileError(path, f"the header names column(s) {', '.join(map(repr, duplicated))} more than once")
         index = 0
