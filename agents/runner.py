@@ -477,10 +477,9 @@ def open_run_dir(config: RunConfig, data: RunData) -> tuple[RunSession, dict[str
 
 def abandon_run_dir(session: RunSession, out: Path) -> None:
     """Release the lock; remove the directory again when this session created it and wrote nothing."""
-    session.release()
+    session.release()  # removes run.lock too
     if session.created_dir:
         with contextlib.suppress(OSError):
-            (out / "run.lock").unlink()
             out.rmdir()
 
 

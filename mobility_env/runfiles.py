@@ -16,7 +16,7 @@ reads back unchanged; values JSON cannot hold are written as their ``repr``. Who
 
 ``run.lock`` holds an exclusive ``fcntl.flock`` while a run writes (:class:`RunLock`); a
 second run on the same directory fails fast naming the holder's pid. The kernel drops the
-lock when the holder dies, however it dies.
+lock when the holder dies, however it dies; a run that ends removes the file.
 
 A results line carries ``verdict`` (``mobility_rewards.verdict.Verdict.to_dict()``) since verdicts
 were introduced; lines of older runs lack it (or hold ``null`` for a worker error) and read
@@ -31,6 +31,7 @@ were recorded: a missing version means "not recorded", never "the current one".
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -387,8 +388,12 @@ class RunLock:
         return self
 
     def release(self) -> None:
+        """Remove the lock file while still holding it (a process that opened it meanwhile finds it gone and
+        retries, see :meth:`acquire`), then unlock: a finished run leaves no ``run.lock`` behind."""
         if self._handle is not None:
             handle, self._handle = self._handle, None
+            with contextlib.suppress(OSError):
+                self.path.unlink()
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
             handle.close()
 

@@ -24,7 +24,12 @@ from mobility_env.sandbox import Sandbox
 os.environ.setdefault("MOBILITY_ENV_CACHE_DIR", tempfile.mkdtemp(prefix="mobility-env-test-cache-"))
 pytest_plugins = ["plugin_reward_rates"]  # the reward sweep's rates in the terminal summary
 
-SAMPLE_CSV = Path(__file__).resolve().parents[1].parent / "shared" / "mobilitybench" / "sample_dev.csv"
+#: The real MobilityBench sample (81 episodes of the official release's format): MOBILITY_ENV_SAMPLE_DIR names its
+#: folder; by default ../shared/mobilitybench/ beside the checkout (where this project's CI keeps it). Without it,
+#: the tests that read real episodes skip and say so.
+SAMPLE_DIR = Path(os.environ.get("MOBILITY_ENV_SAMPLE_DIR")
+                  or Path(__file__).resolve().parents[1].parent / "shared" / "mobilitybench")
+SAMPLE_CSV = SAMPLE_DIR / "sample_dev.csv"
 BUNDLED = Path(__file__).resolve().parents[1] / "datasets" / "default"  # the bundled synthetic set, built
 SAMPLE_ROWS = 81
 SAMPLE_TRUNCATED = 8
@@ -34,8 +39,9 @@ METRES_PER_DEGREE = 111_195.0  # one degree of latitude on the mean-radius spher
 @pytest.fixture(scope="session")
 def sample_csv() -> Path:
     if not SAMPLE_CSV.is_file():  # a fresh clone with nothing beside it: the real-data tests skip, saying why
-        pytest.skip(f"real MobilityBench sample not found at {SAMPLE_CSV}: put ../shared beside the checkout "
-                    "to run the tests on real episodes")
+        pytest.skip(f"real MobilityBench sample not found at {SAMPLE_CSV}: set MOBILITY_ENV_SAMPLE_DIR to the folder "
+                    "holding sample_dev.csv (a CSV in the official release's format; see README, Data) to run the "
+                    "tests on real episodes")
     return SAMPLE_CSV
 
 

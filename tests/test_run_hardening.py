@@ -222,7 +222,9 @@ def test_a_second_run_on_the_same_out_fails_fast_naming_the_holder(tmp_path, sam
         assert first.wait(timeout=120) == 0
     keys = keys_of(out / "results.jsonl")
     assert len(keys) == len(set(keys)) == 20  # nothing written twice
+    assert not (out / "run.lock").exists()  # the finished run left no lock file behind
     RunLock(out).acquire().release()  # free again once the holder is gone
+    assert not (out / "run.lock").exists()
 
 
 def test_resume_repairs_cut_lines_in_every_run_file(tmp_path, sample_csv):
