@@ -37,9 +37,9 @@ from mobility_env.errors import ConfigError
 from .targets import MOBILITYBENCH, make_env, open_store
 
 from .runner import (RESULTS_FILE, STOP_GRACE_S, RunConfig, RunStopped, RunWriter, WorkItem, _progress, _scenario,
-                     abandon_run_dir, describe_data, fatal_error_name, fatal_failure, open_run_data, open_run_dir,
-                     pending_work, read_results, run_preflight, select_episodes, start_run, stopped_message,
-                     terminate_on_signals, worker_failure_record)
+                     abandon_run_dir, check_out_dir, describe_data, fatal_error_name, fatal_failure, open_run_data,
+                     open_run_dir, pending_work, read_results, run_preflight, select_episodes, start_run,
+                     stopped_message, terminate_on_signals, worker_failure_record)
 
 MAX_REPLACEMENTS = 16
 WAIT_S = 0.5  # ray.wait slice: the driver stays responsive to signals
@@ -231,6 +231,7 @@ def run_ray(agent_factory: Callable[[], Any], config: RunConfig, *, address: str
         raise ConfigError("--workers must be at least 1")
     if concurrency < 1:
         raise ConfigError("--concurrency must be at least 1")
+    check_out_dir(config)  # before loading data or starting a cluster
     data = open_run_data(config.data, config.env_kwargs.get("lookup_config"), config.env_id)
     ids = select_episodes(data.store.ids, data.store.task_scenario, config)
     if config.log:

@@ -450,6 +450,17 @@ def identity_differences(recorded: dict[str, Any], current: dict[str, Any],
             f"{shown(key, current.get(key), paths[1])}" for key in keys if recorded.get(key) != current.get(key)]
 
 
+def check_out_dir(config: RunConfig) -> None:
+    """What can be refused about ``--out`` before any data is loaded: a file, or a run's results without
+    ``--resume`` (:func:`open_run_dir` checks them again under the lock, with the rest)."""
+    out = config.out_dir
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file, not a run directory")
+    results = out / RESULTS_FILE
+    if results.exists() and results.stat().st_size > 0 and not config.resume:
+        raise ConfigError(f"{out} already holds results; pass --resume to continue it or choose another --out")
+
+
 def open_run_dir(config: RunConfig, data: RunData) -> tuple[RunSession, dict[str, Any] | None]:
     """Lock ``config.out_dir``, refuse a mixed or unintended resume; return the session and old run.json."""
     out = config.out_dir
@@ -561,6 +572,7 @@ def run_local(agent_factory: AgentFactory, config: RunConfig) -> list[dict[str, 
     """Run in this process (``workers`` threads, one env and one agent each); see module docstring."""
     if config.workers < 1:
         raise ConfigError("--workers must be at least 1")
+    check_out_dir(config)  # before loading data: a refused --out costs nothing
     data = open_run_data(config.data, config.env_kwargs.get("lookup_config"), config.env_id)
     store = data.store
     env_kwargs = {k: v for k, v in config.env_kwargs.items() if k != "lookup_config"}

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from .errors import MobilityEnvError
 from .literal import MAX_CELL_BYTES, MAX_DEPTH
@@ -134,8 +135,28 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+_INVALID_CHOICE = re.compile(r"argument (?P<what>[^:]+): invalid choice: '(?P<given>[^']*)' "
+                             r"\(choose from (?P<choices>.*)\)$")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: a mistyped choice (a command, ``--env``, ``--agent`` ...) names the closest
+    choice ("did you mean 'react'?") instead of printing the whole usage."""
+
+    def error(self, message: str) -> NoReturn:
+        import difflib
+
+        found = _INVALID_CHOICE.match(message)
+        if found is not None:
+            choices = re.findall(r"'([^']*)'", found["choices"])
+            close = difflib.get_close_matches(found["given"], choices, n=1, cutoff=0.5)
+            message = (f"argument {found['what']}: invalid choice {found['given']!r}"
+                       + (f"; did you mean {close[0]!r}?" if close else "") + f" (one of {', '.join(choices)})")
+        self.exit(2, f"{self.prog}: error: {message}; see `{self.prog} --help`\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="mobility-env",
         description="Replay sandbox, Gymnasium env, scoring and baselines for route-planning LLM agents "
                     "(MobilityBench protocol).")

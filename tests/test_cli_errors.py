@@ -121,3 +121,27 @@ def test_export_and_build_output_mistakes(run_copy, tmp_path, capsys, sample_csv
     (tmp_path / "taken").write_text("x", encoding="utf-8")
     err = fails(capsys, "build", sample_csv, "--out", tmp_path / "taken")
     assert "taken" in err
+
+
+@pytest.mark.parametrize("argv, suggestion", [
+    (["run", "--agent", "recat"], "did you mean 'react'?"),
+    (["run", "--env", "MobilityBench-v1"], "did you mean 'MobilityBench-v0'?"),
+    (["rnu"], "did you mean 'run'?"),
+])
+def test_a_mistyped_choice_is_one_line_naming_the_closest(argv, suggestion, capsys):
+    """A typo in a command or a choice prints one line with the closest choice, not the whole usage."""
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and suggestion in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_used_out_is_refused_before_the_data_is_read(tmp_path, capsys):
+    """``--out`` holding a run's results (without --resume) is refused before any data is loaded: the --data given
+    here does not exist, and the message is about --out."""
+    out = tmp_path / "used"
+    out.mkdir()
+    (out / "results.jsonl").write_text('{"episode_id": "x"}\n', encoding="utf-8")
+    code = main(["run", "--data", str(tmp_path / "no-such-data"), "--out", str(out), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "already holds results" in err and "no-such-data" not in err, err
