@@ -30,6 +30,9 @@ pytest_plugins = ["plugin_reward_rates"]  # the reward sweep's rates in the term
 SAMPLE_DIR = Path(os.environ.get("MOBILITY_ENV_SAMPLE_DIR")
                   or Path(__file__).resolve().parents[1].parent / "shared" / "mobilitybench")
 SAMPLE_CSV = SAMPLE_DIR / "sample_dev.csv"
+NO_SAMPLE = (f"real MobilityBench sample not found at {SAMPLE_CSV}: set MOBILITY_ENV_SAMPLE_DIR to the folder holding "
+             "sample_dev.csv (a CSV in the official release's format; see README, Data) to run the tests on real "
+             "episodes")
 BUNDLED = Path(__file__).resolve().parents[1] / "datasets" / "default"  # the bundled synthetic set, built
 SAMPLE_ROWS = 81
 SAMPLE_TRUNCATED = 8
@@ -39,9 +42,7 @@ METRES_PER_DEGREE = 111_195.0  # one degree of latitude on the mean-radius spher
 @pytest.fixture(scope="session")
 def sample_csv() -> Path:
     if not SAMPLE_CSV.is_file():  # a fresh clone with nothing beside it: the real-data tests skip, saying why
-        pytest.skip(f"real MobilityBench sample not found at {SAMPLE_CSV}: set MOBILITY_ENV_SAMPLE_DIR to the folder "
-                    "holding sample_dev.csv (a CSV in the official release's format; see README, Data) to run the "
-                    "tests on real episodes")
+        pytest.skip(NO_SAMPLE)
     return SAMPLE_CSV
 
 

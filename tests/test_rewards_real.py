@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -14,8 +13,8 @@ from mobility_rewards.audit import audit_episodes, blocking_episode_ids
 from mobility_rewards.evidence import route_options
 from mobility_rewards.verify_route import is_route_tool, uses_excluded_line
 
-SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "mobilitybench" / "sample_dev.csv"
-pytestmark = pytest.mark.skipif(not SAMPLE.exists(), reason=f"real sample not found at {SAMPLE}")
+from conftest import NO_SAMPLE, SAMPLE_CSV as SAMPLE  # noqa: E402  (MOBILITY_ENV_SAMPLE_DIR, default ../shared)
+pytestmark = pytest.mark.skipif(not SAMPLE.exists(), reason=NO_SAMPLE)
 
 
 @pytest.fixture(scope="module")

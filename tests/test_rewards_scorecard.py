@@ -2,14 +2,13 @@
 
 import argparse
 import json
-from pathlib import Path
 
 import pytest
 
 from mobility_rewards.commands import register
 from mobility_rewards.scorecard import build_scorecard, format_scorecard, pass_at_k, pass_hat_k
 
-SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "mobilitybench" / "sample_dev.csv"
+from conftest import NO_SAMPLE, SAMPLE_CSV as SAMPLE  # noqa: E402  (MOBILITY_ENV_SAMPLE_DIR, default ../shared)
 
 
 def record(eid, scenario, family, fpr, sample=0, tokens=(100, 10), **metrics):
@@ -75,7 +74,7 @@ def _cli(argv):
     return args.func(args)
 
 
-@pytest.mark.skipif(not SAMPLE.exists(), reason="real sample not available")
+@pytest.mark.skipif(not SAMPLE.exists(), reason=NO_SAMPLE)
 def test_eval_report_audit_commands_on_a_run_dir(tmp_path, capsys):
     from mobility_env.loaders import load_episodes
     from mobility_rewards import gold_trajectory

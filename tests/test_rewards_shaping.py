@@ -1,6 +1,5 @@
 """Shaped rewards: named components, potential-based coverage, gold trajectory optimal."""
 
-from pathlib import Path
 
 import pytest
 
@@ -11,7 +10,7 @@ from mobility_rewards import compute_metrics, gold_trajectory
 from mobility_rewards.audit import audit_episodes, blocking_episode_ids
 from mobility_rewards.shaping import RewardShaper, RewardWeights
 
-SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "mobilitybench" / "sample_dev.csv"
+from conftest import NO_SAMPLE, SAMPLE_CSV as SAMPLE  # noqa: E402  (MOBILITY_ENV_SAMPLE_DIR, default ../shared)
 
 
 def episode_return(shaper, episode, trajectory):
@@ -33,7 +32,7 @@ def test_weights_from_mapping_rejects_unknown_keys_and_wrong_signs():
     assert RewardWeights().max_return == pytest.approx(0.3 + 0.2 + 0.5 + 1.0)
 
 
-@pytest.mark.skipif(not SAMPLE.exists(), reason="real sample not available")
+@pytest.mark.skipif(not SAMPLE.exists(), reason=NO_SAMPLE)
 def test_gold_trajectory_collects_the_maximum_return_on_the_real_sample():
     episodes = list(load_episodes(SAMPLE))
     blocked = blocking_episode_ids(audit_episodes(episodes))
@@ -155,7 +154,7 @@ def test_unrecorded_gold_call_is_no_target_and_its_miss_costs_nothing():
     assert shaper.step(episode, [], other_miss)["error"] == -0.05  # not the gold call: avoidable
 
 
-@pytest.mark.skipif(not SAMPLE.exists(), reason="real sample not available")
+@pytest.mark.skipif(not SAMPLE.exists(), reason=NO_SAMPLE)
 def test_readme_weather_call_earns_nothing_where_beijing_weather_is_not_recorded(sample_csv):
     from mobility_env.env import MobilityEnv
     from mobility_rewards.tooluse import call_identity

@@ -17,7 +17,7 @@ from mobility_env.synth.geo import duration_text, format_location
 from mobility_env.synth.routes import driving_response, path_highway_m
 
 REPO = Path(__file__).resolve().parents[1]
-REAL_SAMPLE = REPO.parent / "shared" / "mobilitybench" / "sample_dev.csv"
+from conftest import NO_SAMPLE, SAMPLE_CSV as REAL_SAMPLE  # noqa: E402  (MOBILITY_ENV_SAMPLE_DIR, default ../shared)
 ROUTE_TOOLS = {"driving_route", "walking_route", "bicycling_route", "bus_route"}
 
 
@@ -74,7 +74,7 @@ def test_rows_have_the_official_columns_plus_extra(rows):
         assert list(row) == [*OFFICIAL_COLUMNS, EXTRA_CALLS_COLUMN]
 
 
-@pytest.mark.skipif(not REAL_SAMPLE.exists(), reason="real sample not available")
+@pytest.mark.skipif(not REAL_SAMPLE.exists(), reason=NO_SAMPLE)
 def test_official_columns_match_the_real_sample():
     with REAL_SAMPLE.open(encoding="utf-8") as f:
         header = next(csv.reader(f))
