@@ -342,9 +342,10 @@ def check_built_directory(directory: str | os.PathLike) -> DirectoryCheck:
     manifest = read_manifest(directory)
     files = manifest.get("files") if manifest is not None else None
     if not isinstance(files, dict):
+        why = (f"has no {MANIFEST_FILE} (deleted, or never written)" if manifest is None else
+               f"{MANIFEST_FILE} records no checksums (written by an older mobility-env)")
         warn_once(directory, UnverifiedDataWarning,
-                  f"{directory}: {MANIFEST_FILE} records no checksums (written by an older mobility-env); "
-                  f"its files are used unverified. "
+                  f"{directory}: {why}; its files are used unverified. "
                   f"Run `mobility-env index {directory}` once to check them from now on.")
         return DirectoryCheck(directory, verified=False)
     for name in SOURCE_FILES:

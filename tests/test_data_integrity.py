@@ -439,3 +439,11 @@ def test_building_again_into_a_directory_vouches_only_for_the_new_files(sample_e
     build_directory(sample_episodes[3:6], out)
     assert check_built_directory(out).verified and check_built_directory(out).derived_ok()
     assert [e.episode_id for e in load_episodes(out)] == [e.episode_id for e in sample_episodes[3:6]]
+
+
+def test_a_deleted_manifest_is_named_as_missing_not_as_old(built_copy):
+    """Without manifest.json the warning says it is missing (it said the manifest was from an older version)."""
+    (built_copy / MANIFEST_FILE).unlink()
+    with pytest.warns(UnverifiedDataWarning, match=f"has no {MANIFEST_FILE}") as caught:
+        check_built_directory(built_copy)
+    assert not any("older" in str(w.message) for w in caught)
