@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, cast
 
 from mobility_env.errors import ConfigError, MobilityEnvError
-from mobility_env.runfiles import (APPEND_ONLY_FILES, RESULTS_FILE, RUN_FILE, TRAJECTORIES_FILE, RunLock,
+from mobility_env.runfiles import (APPEND_ONLY_FILES, LOCK_FILE, RESULTS_FILE, RUN_FILE, TRAJECTORIES_FILE, RunLock,
                                    count_lines, data_fingerprint, drop_last_line, json_line, json_text,
                                    read_results, read_run_info, record_key, repair_tail, write_text_atomic)
 from mobility_rewards.shaping import FORMAT_VERSION_KEYS, format_versions
@@ -456,6 +456,8 @@ def check_out_dir(config: RunConfig) -> None:
     out = config.out_dir
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file, not a run directory")
+    if (out / LOCK_FILE).exists():  # a run writing there now: say so (its pid), whatever else holds
+        RunLock(out).acquire().release()
     results = out / RESULTS_FILE
     if results.exists() and results.stat().st_size > 0 and not config.resume:
         raise ConfigError(f"{out} already holds results; pass --resume to continue it or choose another --out")
