@@ -255,3 +255,18 @@ def test_the_quantity_reader_never_raises(text):
 
 def test_a_clock_after_a_label_is_read_to_its_minutes():
     assert [q.kind for q in stated_quantities("Ⅻ1：12:30")] in ([], ["number"])
+
+
+def test_an_absurd_number_is_refused_not_raised_and_long_runs_read_in_linear_time():
+    """A 5,000-digit amount (over int()'s digit limit) or a numeral run no one writes is read as no amount — and,
+    shaped like one, it fails the answer in both suites — instead of raising; the scan stays linear on such runs
+    (bounded runs: a 200,000-character run of 一 took 5.5 s before)."""
+    from mobility_env.mobilepa.answers import unread_in
+    from mobility_env.reading.quantities import quantities, unread_amounts
+
+    absurd = "9" * 5000 + "分钟"
+    assert quantities(absurd) == () and unread_amounts(absurd) and unread_in("大约" + absurd)
+    assert stated_quantities("大约" + absurd) == []
+    assert [q.value for q in quantities("9" * 30 + "米")] == [int("9" * 30)]  # 30 digits are still read
+    for run in ("一" * 20_000, "1 " * 10_000, "1." * 10_000):
+        quantities(run), unread_amounts(run)  # returns (a quadratic scan took minutes at 1 MB)

@@ -109,8 +109,11 @@ _ZH_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "俩": 2, "三": 
 _EN_ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen " \
            "seventeen eighteen nineteen".split()
 _EN_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
-_ARABIC = r"(?:(?<![\d.])[-−](?=[\d.]))?(?:\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)"
-_ZH = "[零〇一二两俩三四五六七八九十百千]+"
+# A number is at most 30 digits a side and a Chinese numeral at most 16 characters: longer runs are no amount
+# anyone states (read as none: shaped like an amount, they fail the answer), and a bounded run keeps the scan linear
+# (a 200,000-character run of 一 took 5.5 s; a 5,000-digit number raised int()'s digit limit).
+_ARABIC = r"(?:(?<![\d.])[-−](?=[\d.]))?(?:(?<!\d)\d{1,30}(?!\d)(?:,\d{3})*(?:\.\d{1,30}(?!\d))?|\.\d{1,30}(?!\d))"
+_ZH = "(?<![零〇一二两俩三四五六七八九十百千])[零〇一二两俩三四五六七八九十百千]{1,16}(?![零〇一二两俩三四五六七八九十百千])"
 _EN = rf"(?<![a-z])(?:(?:{'|'.join(_EN_TENS)})(?:[-\s](?:{'|'.join(_EN_ONES[1:10])}))?|{'|'.join(_EN_ONES)})(?![a-z])"
 _NUM = rf"(?:{_ARABIC}|{_ZH}|{_EN})"
 _ARTICLE = r"(?<![a-z])an?(?=\s+(?:half|hour|minute|second|kilomet|mile|met|degree))"
@@ -121,16 +124,16 @@ _MORE = r"个多|多个|多|余|来|几|-odd|-something"
 _HOURS = _unit_pattern(n for n, u in _UNITS.items() if u[:2] == ("duration", 60))
 _MINUTES = _unit_pattern(n for n, u in _UNITS.items() if u[:2] == ("duration", 1) and n not in ("'", "′"))
 _SCAN = re.compile("|".join((
-    rf"(?P<half_zh>(?:(?P<hz>\d+|{_ZH})[个個]?)?半[个個]?(?P<hmore>多)?(?:小时|小時|钟头|鐘頭|钟(?![表点])))",
+    rf"(?P<half_zh>(?:(?P<hz>\d{{1,30}}|{_ZH})[个個]?)?半[个個]?(?P<hmore>多)?(?:小时|小時|钟头|鐘頭|钟(?![表点])))",
     rf"(?P<half_en>(?<![a-z])(?:half\s+an?\s+hour|an?\s+half[-\s]hour|half-hour|an?\s+hour\s+and\s+a\s+half)|"
     rf"(?P<he>{_NUM}|{_ARTICLE})\s+(?:and\s+a\s+half\s+hours?|hours?\s+and\s+a\s+half))",
-    rf"(?P<quarter>(?P<qz>{_ZH}|\d+)刻钟|(?<![a-z])(?:a\s+)?quarter\s+of\s+an\s+hour|"
+    rf"(?P<quarter>(?P<qz>{_ZH}|\d{{1,30}})刻钟|(?<![a-z])(?:a\s+)?quarter\s+of\s+an\s+hour|"
     rf"(?<![a-z])three\s+quarters\s+of\s+an\s+hour)",
-    rf"(?P<percent_zh>百分之(?P<pz>{_ZH}(?:点[零〇一二三四五六七八九]+)?|{_ARABIC}))",
+    rf"(?P<percent_zh>百分之(?P<pz>{_ZH}(?:点[零〇一二三四五六七八九]{{1,30}})?|{_ARABIC}))",
     rf"(?P<hm>(?P<hm_h>{_NUM}|{_ARTICLE})\s*(?:{_HOURS})\s*(?:and\s+|又|零|,\s*)?(?P<hm_m>{_NUM})(?P<hm_more>{_MORE})?"
     rf"\s*(?:{_MINUTES}))",
-    r"(?P<km_m>(?P<kk>\d+)\s*(?:公里|千米|km(?![a-z]))\s*[零又]?\s*(?P<kmm>\d+)\s*(?:米|m(?![a-z])))",
-    rf"(?P<zh_decimal>(?P<zd>{_ZH}点[零〇一二三四五六七八九]+)\s*(?P<zdu>公里|千米|米|摄氏度|度|%))",
+    r"(?P<km_m>(?P<kk>\d{1,30})\s*(?:公里|千米|km(?![a-z]))\s*[零又]?\s*(?P<kmm>\d{1,30})\s*(?:米|m(?![a-z])))",
+    rf"(?P<zh_decimal>(?P<zd>{_ZH}点[零〇一二三四五六七八九]{{1,30}})\s*(?P<zdu>公里|千米|米|摄氏度|度|%))",
     rf"(?P<clock>\d{{4}}[-/.]\d{{1,2}}[-/.]\d{{1,2}}(?!\d)|\d{{1,2}}:\d{{2}}(?::\d{{2}})?(?!\d)(?!\s*-?\s*(?:{_UNIT}))|"
     rf"(?:\d{{1,2}}|[零〇一二两三四五六七八九十]{{1,3}})点(?:半|整|钟|一刻|三刻|"
     rf"(?:\d{{1,2}}|[零〇一二三四五六七八九十]{{1,3}})分(?![钟之钱]))?)",
@@ -347,9 +350,10 @@ def quantities(text: str) -> tuple[Quantity, ...]:
 # a number, then up to four characters (not ASCII, no digit, no clause mark) or one or two English words, then a unit
 # word: the shape of an amount (3个多小时, 20几公里, 3 more minutes)
 # (a unit after Chinese characters is a Chinese one: 龙华路13金丽城F1层 is an address, no 13 °F)
-_AMOUNT_SHAPE = re.compile(rf"(?<![\d.])\d+(?:\.\d+)?(?:\s*[^\x00-\x7f\d\s，。；：！？、（）]{{1,4}}\s*"
+_AMOUNT_SHAPE = re.compile(rf"(?<![\d.])(?:\d{{31,}}(?:\.\d+)?\s*(?:{_UNIT})|"  # more digits than anyone states
+                           rf"\d+(?:\.\d+)?(?:\s*[^\x00-\x7f\d\s，。；：！？、（）]{{1,4}}\s*"
                            rf"(?:{_unit_pattern(n for n in _UNITS if not n[0].isascii())})|"
-                           rf"\s+[a-z]+(?:\s+[a-z]+)?\s+(?:{_UNIT})(?![a-z0-9]))")
+                           rf"\s+[a-z]+(?:\s+[a-z]+)?\s+(?:{_UNIT})(?![a-z0-9])))")
 
 
 _DIGITS = re.compile(r"\d+(?:\.\d+)?\s*")
@@ -365,8 +369,9 @@ def unread_amounts(text: str) -> tuple[str, ...]:
     found = []
     read: tuple[tuple[int, int], ...] | None = None
     for m in _AMOUNT_SHAPE.finditer(lowered):
-        number_end = m.start() + len(_DIGITS.match(lowered, m.start()).group(0))  # type: ignore[union-attr]
-        if _UNIT_WORD.match(lowered, number_end):
+        number = _DIGITS.match(lowered, m.start()).group(0)  # type: ignore[union-attr]
+        number_end = m.start() + len(number)
+        if _UNIT_WORD.match(lowered, number_end) and max(map(len, number.strip().split("."))) <= 30:
             continue  # a unit right after the number: read as an amount, or (its guard turned it down) a name
         read = _read(text)[1] if read is None else read
         if not any(start <= m.start() < end for start, end in read):
