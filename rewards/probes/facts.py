@@ -223,15 +223,19 @@ def _route_facts(facts: EpisodeFacts) -> bool:
 _SEVERAL_DAYS_WORDS = ("几天", "未来", "接下来", "这周", "本周", "一周", "最近")
 
 
+def today_index(weather: WeatherFacts) -> int:
+    """The index of the forecast's own day (the day it was updated); the first day when it is not listed."""
+    dates = [day.date for day in weather.days]
+    return dates.index(weather.updated) if weather.updated in dates else 0
+
+
 def _forecast_day(episode: Episode, weather: WeatherFacts) -> tuple[int, bool]:
     longest_first = sorted(_DAY_OFFSET.items(), key=lambda kv: -len(kv[0]))
     word = str(episode.gold_slots.get("time") or "")
     offset = next((v for k, v in longest_first if k in word), None)
     if offset is None:
         offset = next((v for k, v in longest_first if k in episode.query), None)
-    dates = [day.date for day in weather.days]
-    base = dates.index(weather.updated) if weather.updated in dates else 0
-    return min(base + (offset or 0), len(dates) - 1), offset is None
+    return min(today_index(weather) + (offset or 0), len(weather.days) - 1), offset is None
 
 
 def _info_facts(facts: EpisodeFacts) -> bool:

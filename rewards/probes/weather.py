@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 from .draw import Draw
-from .facts import EpisodeFacts
+from .facts import EpisodeFacts, today_index
 from .forms import (ADJACENT_GROUPS, CONDITION_GROUP, FAR_DENIALS, FILLERS_EN, FILLERS_ZH, condition_group,
                     condition_text, join_clauses, kernel_vocabulary, pick_lang, temperature_range_text,
                     temperature_text, wrong_conditions)
@@ -32,8 +32,7 @@ def _current_temperature(f: EpisodeFacts) -> float:
 def _day_label(f: EpisodeFacts, d: Draw, index: int, lang: str) -> str:
     assert f.weather is not None
     w = f.weather
-    dates = [day.date for day in w.days]
-    base = dates.index(w.updated) if w.updated in dates else 0
+    base = today_index(w)
     words = _DAY_WORDS.get(index - base)
     options = [w.days[index].date, ""] + ([words[1] if lang == "en" else words[0]] if words else [])
     return d.choice(options)
@@ -107,8 +106,7 @@ def _weather_all_days(f: EpisodeFacts, d: Draw):
 def _every_day(f: EpisodeFacts, d: Draw, lang: str) -> str:
     assert f.weather is not None
     w = f.weather
-    dates = [day.date for day in w.days]
-    base = dates.index(w.updated) if w.updated in dates else 0
+    base = today_index(w)
     parts = []
     for index in range(base, len(w.days)):
         day = w.days[index]
@@ -129,9 +127,7 @@ def _several_days(f: EpisodeFacts) -> bool:
 def _forecast_one_day_only(f: EpisodeFacts, d: Draw):
     """A question about several days answered with its first day only (true, but not what was asked)."""
     assert f.weather is not None
-    w = f.weather
-    dates = [day.date for day in w.days]
-    base = dates.index(w.updated) if w.updated in dates else 0
+    base = today_index(f.weather)
     f_one = EpisodeFacts(**{**f.__dict__, "several_days": False})
     return _weather_sentence(f_one, d, pick_lang(d), day=base)
 
@@ -139,10 +135,9 @@ def _forecast_one_day_only(f: EpisodeFacts, d: Draw):
 @mutation("forecast_day_wrong", correct=False, families=("weather",), applies=_several_days)
 def _forecast_day_wrong(f: EpisodeFacts, d: Draw):
     """Every day of a several-day forecast, one of them with another day's temperatures (a range 3 °C off at least)."""
-    assert f.weather is not None
     w = f.weather
-    dates = [day.date for day in w.days]
-    base = dates.index(w.updated) if w.updated in dates else 0
+    assert w is not None
+    base = today_index(w)
     at = d.integer(base, len(w.days) - 1)
     day = w.days[at]
     shift = d.choice((-1, 1)) * d.integer(4, 9)
