@@ -7,7 +7,7 @@ text; ``session.finish(answer, ...)`` ends the episode. Everything is recorded o
 build its own transcript. An exception inside ``play`` (a model server that keeps failing,
 a context overflow, an agent bug) becomes a recorded failure of that episode, never a crashed
 run: ``run_episode`` abandons the episode (scored with DR = 0) and returns the record. The one
-exception is :class:`FatalAgentError` (e.g. ``mobility_agents.llm.EndpointDown``: the model
+exception is :class:`FatalAgentError` (e.g. ``mobility_agents.llm.client.EndpointDown``: the model
 endpoint is gone, so every further episode would fail too): ``run_episode`` abandons the
 episode and lets it through, and the runner stops the run, keeping what it wrote.
 
@@ -25,7 +25,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from mobility_env.env import MobilityEnv
+from mobility_env.mobilitybench.env import MobilityEnv
 from mobility_env.errors import MobilityEnvError
 from mobility_env.trajectory import ErrorKind
 

@@ -22,7 +22,7 @@ LLM_IDENTITY_FIELDS = ("model", "role_models", "temperature", "max_tokens", "max
 
 
 def _llm_config(args: argparse.Namespace) -> Any:
-    from .llm import LLMConfig
+    from .llm.client import LLMConfig
 
     return LLMConfig.from_sources(args=args, models_file=args.models_file, preset=args.preset)
 
@@ -38,10 +38,10 @@ def agent_factory(args: argparse.Namespace, llm_config: Any = None) -> Callable[
         return baseline(getattr(args, "env", MOBILITYBENCH), args.agent)  # type: ignore[no-any-return]
     config = llm_config if llm_config is not None else _llm_config(args)
     if args.agent == "react":
-        from .react import ReActAgent
+        from .llm.react import ReActAgent
 
         return lambda: ReActAgent(config)
-    from .plan_execute import PlanExecuteAgent
+    from .llm.plan_execute import PlanExecuteAgent
 
     return lambda: PlanExecuteAgent(config)
 
@@ -257,8 +257,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_models_check(args: argparse.Namespace) -> int:
-    from .llm import EndpointError
-    from .models_check import check_endpoint, format_check
+    from .llm.client import EndpointError
+    from .llm.check import check_endpoint, format_check
 
     try:
         result = check_endpoint(_llm_config(args))

@@ -15,7 +15,7 @@ messages               the whole episode as OpenAI chat messages, in order:
                        tool_call_id, name}`` with ``arguments`` the JSON *text* of the call.
                        LLM agents' recorded messages as the model saw them; for agents without a
                        model, the ReAct agent's prompts and ids ``call_<step>``
-                       (:mod:`mobility_agents.chat_messages`). Null when the run holds no
+                       (:mod:`mobility_agents.llm.messages`). Null when the run holds no
                        trajectory for the result (see ``messages_source``)
 prompt                 ``messages`` before the first assistant message (system + user): TRL's
                        conversational prompt-only format, the GRPO prompt
@@ -59,7 +59,7 @@ dimension, bucket      MobilePA: the task's capability dimension (basic, subagen
 Render a row with a chat template::
 
     from datasets import load_dataset
-    from mobility_agents.chat_messages import chat_template_messages
+    from mobility_agents.llm.messages import chat_template_messages
     row = load_dataset("parquet", data_files="rl.parquet", split="train")[0]
     text = tokenizer.apply_chat_template(chat_template_messages(row["messages"]),
                                          tools=json.loads(row["tools"]) if row["tools"] else None)
@@ -91,9 +91,9 @@ import pyarrow.parquet as pq
 from mobility_env.errors import ConfigError, DataFileError
 from mobility_env.runfiles import (RESULTS_FILE, TRAJECTORIES_FILE, clean_strings, iter_jsonl, json_text,
                                    read_jsonl_line, read_results, read_run_info, record_key)
-from mobility_rewards.metrics import EXTRA_METRIC_KEYS, METRIC_KEYS
+from mobility_rewards.mobilitybench.metrics import EXTRA_METRIC_KEYS, METRIC_KEYS
 
-from .chat_messages import BadTrajectory, SynthesisSettings, conversation_of, step_rewards
+from .llm.messages import BadTrajectory, SynthesisSettings, conversation_of, step_rewards
 from mobility_env.suites import SUITES, env_ids, suite_of
 
 RUN_METADATA_KEY = b"mobility_env.run"
@@ -101,7 +101,7 @@ EXPORT_METADATA_KEY = b"mobility_env.export"
 #: 1: prompt as JSON text, turns, metrics/verdict/failure as JSON text. 2: messages, native types.
 EXPORT_FORMAT_VERSION = 2
 ROWS_PER_BATCH = 512
-#: MobilePA-v0's metrics (``mobility_rewards.mobilepa.PhoneScorer.finish``).
+#: MobilePA-v0's metrics (``mobility_rewards.mobilepa.verify.PhoneScorer.finish``).
 PHONE_METRIC_KEYS = ("success", "progress", "calls", "invalid_calls", "refused_calls", "gate")
 METRIC_FIELDS = (*METRIC_KEYS, *EXTRA_METRIC_KEYS, *PHONE_METRIC_KEYS)
 
@@ -259,7 +259,7 @@ class _RunContext:
         return marked[0] if marked else env_ids()[0]
 
     def settings(self, result: dict[str, Any], env_id: str) -> SynthesisSettings:
-        from .llm import LANGUAGES, LLMConfig
+        from .llm.client import LANGUAGES, LLMConfig
 
         suite = suite_of(env_id)
         language = result.get("language") if result.get("language") in LANGUAGES else LLMConfig.language

@@ -18,7 +18,7 @@ Guarantees (both backends; the Ray one is :mod:`mobility_agents.ray_runner`):
   down), appending the new line: readers keep the last line per key;
 * **never mixed**: ``run.json`` records what the run is (agent, model, data fingerprint,
   seed, env and LLM settings, and the observation, reward and verdict format versions of the
-  code, :func:`mobility_rewards.shaping.format_versions`); resuming with something else
+  code, :func:`mobility_rewards.mobilitybench.shaping.format_versions`); resuming with something else
   (code of another format version included) raises :class:`ResumeMismatch`
   unless ``force_resume`` says otherwise (the session is then recorded in ``run.json``);
 * **isolated failures**: an agent error is that episode's recorded failure, not the run's;
@@ -53,7 +53,7 @@ from mobility_env.errors import ConfigError, MobilityEnvError
 from mobility_env.runfiles import (APPEND_ONLY_FILES, LOCK_FILE, RESULTS_FILE, RUN_FILE, TRAJECTORIES_FILE, RunLock,
                                    count_lines, data_fingerprint, drop_last_line, json_line, json_text,
                                    read_results, read_run_info, record_key, repair_tail, write_text_atomic)
-from mobility_rewards.shaping import FORMAT_VERSION_KEYS, format_versions
+from mobility_rewards.mobilitybench.shaping import FORMAT_VERSION_KEYS, format_versions
 
 from mobility_env.suites import env_ids, suite_of, suite_of_run
 
@@ -228,7 +228,7 @@ def select_episodes(all_ids: list[str], scenario_of: Callable[[str], str], confi
 # --------------------------------------------------------------------------- writing
 def worker_failure_record(item: WorkItem, exc: BaseException, scenario: str | None) -> dict[str, Any]:
     """The result and trajectory of an episode that failed outside the agent's own guard."""
-    from mobility_env.episode import FAMILY_OF
+    from mobility_env.mobilitybench.episode import FAMILY_OF
 
     episode_id, sample_index, seed = item
     failure = {"type": "worker_error", "error": type(exc).__name__, "message": str(exc)[:500]}

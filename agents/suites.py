@@ -13,9 +13,10 @@ from mobility_env.suites import suite_of
 
 #: env id -> {agent name: "module:class"}
 BASELINES: dict[str, dict[str, str]] = {
-    "MobilityBench-v0": {"rule": "mobility_agents.rule:RuleAgent", "oracle": "mobility_agents.oracle:OracleAgent"},
-    "MobilePA-v0": {"rule": "mobility_agents.phone_rule:PhoneRuleAgent",
-                    "oracle": "mobility_agents.mobilepa:PhoneOracleAgent"},
+    "MobilityBench-v0": {"rule": "mobility_agents.baselines.mobilitybench.rule:RuleAgent",
+                         "oracle": "mobility_agents.baselines.mobilitybench.oracle:OracleAgent"},
+    "MobilePA-v0": {"rule": "mobility_agents.baselines.mobilepa.rule:PhoneRuleAgent",
+                    "oracle": "mobility_agents.baselines.mobilepa.scripted:PhoneOracleAgent"},
 }
 
 

@@ -18,7 +18,7 @@ from _common import SEED, dir_size_bytes, emit  # noqa: E402
 
 
 def bench_build(n: int, out_dir: Path) -> dict[str, Any]:
-    from mobility_env.index_build import write_replay_index
+    from mobility_env.mobilitybench.index_build import write_replay_index
     from mobility_env.synth import synthesize
 
     if out_dir.exists():

@@ -1,6 +1,7 @@
 """Oracle episodes per second on one core, scoring throughput, and compact-vs-raw observation size.
 
-* oracle: ``mobility_agents.oracle.OracleAgent().run_episode(env, id)`` over random episodes (the
+* oracle: ``mobility_agents.baselines.mobilitybench.oracle.OracleAgent().run_episode(env, id)`` over random episodes
+(the
   process is pinned to one CPU when the OS allows it);
 * scoring: ``mobility_rewards.compute_metrics(episode, gold_trajectory(episode))``, trajectories built
   beforehand, so only scoring is timed;
@@ -38,7 +39,7 @@ def pin_one_core() -> int | None:
 
 
 def bench_oracle(data: str, episodes: int, rounds: int) -> dict[str, Any]:
-    from mobility_agents.oracle import OracleAgent
+    from mobility_agents.baselines.mobilitybench.oracle import OracleAgent
     from mobility_env import MobilityEnv
 
     env = MobilityEnv(data)
@@ -57,9 +58,9 @@ def bench_oracle(data: str, episodes: int, rounds: int) -> dict[str, Any]:
 
 
 def bench_scoring(data: str, episodes: int, rounds: int) -> dict[str, Any]:
-    from mobility_env.store import resolve_data
+    from mobility_env.mobilitybench.store import resolve_data
     from mobility_rewards import compute_metrics
-    from mobility_rewards.reference import gold_trajectory
+    from mobility_rewards.mobilitybench.reference import gold_trajectory
 
     store = resolve_data(data)
     rng = random.Random(1)
@@ -77,7 +78,7 @@ def bench_scoring(data: str, episodes: int, rounds: int) -> dict[str, Any]:
 
 
 def observation_chars(episodes) -> dict[str, Any]:
-    from mobility_env.observation import format_response
+    from mobility_env.mobilitybench.observation import format_response
 
     raw, compact = [], []
     for episode in episodes:
@@ -94,7 +95,7 @@ def observation_chars(episodes) -> dict[str, Any]:
 
 def bench_observation_size(data: str, sample: Path) -> dict[str, Any]:
     from mobility_env import load_episodes
-    from mobility_env.store import resolve_data
+    from mobility_env.mobilitybench.store import resolve_data
 
     out: dict[str, Any] = {}
     if sample.is_file():

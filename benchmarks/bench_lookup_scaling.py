@@ -21,8 +21,9 @@ With two or more directories the JSON ends with the ratios last / first of every
         [--repeat 5] [--out F] [--methods-from OLD_replay_index.py]
 
 ``--methods-from`` times the query methods (``fuzzy_names``, ``_shared_tokens``, ``near_sites``,
-``_site_tree``) of another copy of ``mobility_env/replay_index.py`` on the same arrays, for a
-before/after comparison in one run, e.g. ``git show HEAD~1:mobility_env/replay_index.py > old_replay_index.py``.
+``_site_tree``) of another copy of ``mobility_env/mobilitybench/replay_index.py`` on the same arrays, for a
+before/after comparison in one run, e.g. ``git show HEAD~1:mobility_env/mobilitybench/replay_index.py >
+old_replay_index.py``.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def use_methods_from(path: str | None) -> None:
     """Replace the query methods of ``ReplayIndex`` with those of another copy of replay_index.py."""
     if not path:
         return
-    from mobility_env import replay_index
+    from mobility_env.mobilitybench import replay_index
 
     spec = importlib.util.spec_from_file_location("mobility_env._replay_index_compared", path)
     assert spec is not None and spec.loader is not None
@@ -96,7 +97,7 @@ def collect(data: str, samples: int, seed: int = 0) -> dict[str, list[tuple[str,
     """(tool, arguments) of global fuzzy-name and nearest lookups, classified by the sandbox itself."""
     import pyarrow.parquet as pq
     from mobility_env import Sandbox
-    from mobility_env.sandbox import LookupConfig
+    from mobility_env.mobilitybench.sandbox import LookupConfig
     from mobility_env.tools import validate_call
 
     box = Sandbox.open(data, LookupConfig(global_fallback=True))
@@ -141,7 +142,7 @@ def probe(data: str, arguments: str, methods_from: str | None) -> dict[str, Any]
     clock = time.perf_counter
     t0 = clock()
     from mobility_env import Sandbox
-    from mobility_env.sandbox import LookupConfig
+    from mobility_env.mobilitybench.sandbox import LookupConfig
 
     import_s = clock() - t0
     use_methods_from(methods_from)
@@ -177,7 +178,7 @@ def warm(sets: dict[str, dict[str, list[tuple[str, dict]]]], rounds: int) -> dic
     change in machine load between them does not show up as a difference between sizes."""
     from mobility_env import Sandbox
     from mobility_env.canonical import canonical_request
-    from mobility_env.sandbox import LookupConfig
+    from mobility_env.mobilitybench.sandbox import LookupConfig
 
     opened = {}
     for data, found in sets.items():

@@ -99,7 +99,7 @@ def bench_ray(data: str, actors: int = 2) -> dict[str, Any]:
     """Ray actors wrapping ``mobility_agents.ray_runner.RolloutWorker`` (the Ray backend's worker body)."""
     import ray
 
-    from mobility_agents.oracle import OracleAgent
+    from mobility_agents.baselines.mobilitybench.oracle import OracleAgent
     from mobility_agents.ray_runner import RolloutWorker
 
     ray.init(num_cpus=2, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)

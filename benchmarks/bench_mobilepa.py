@@ -54,19 +54,23 @@ def template_rows(rows: int) -> dict[str, list[dict[str, Any]]]:
 
 
 def scorer_at(revision: str) -> Any:
-    """A ``PhoneScorer`` of ``rewards/mobilepa.py`` as it was at git ``revision``, run on the current sandbox (its
-    ``PhoneState`` and ``normalize_delta``): the old and the new scoring timed in the same run."""
+    """A ``PhoneScorer`` of MobilePA's verifier as it was at git ``revision`` (``rewards/mobilepa/verify.py``, before
+    the suite folders ``rewards/mobilepa.py``), run on the current sandbox (its ``PhoneState`` and
+    ``normalize_delta``): the old and the new scoring timed in the same run."""
     root = Path(__file__).resolve().parents[1]
-    try:
-        source = subprocess.run(["git", "-C", str(root), "show", f"{revision}:rewards/mobilepa.py"], check=True,
-                                capture_output=True, text=True).stdout
-    except (OSError, subprocess.CalledProcessError) as exc:
-        raise SystemExit(f"--baseline {revision}: cannot read rewards/mobilepa.py at that revision ({exc})") from exc
-    name = f"mobility_rewards._mobilepa_at_{revision}"
+    for file, package in (("rewards/mobilepa/verify.py", "mobility_rewards.mobilepa"),
+                          ("rewards/mobilepa.py", "mobility_rewards")):
+        shown = subprocess.run(["git", "-C", str(root), "show", f"{revision}:{file}"], capture_output=True, text=True)
+        if shown.returncode == 0:
+            source = shown.stdout
+            break
+    else:
+        raise SystemExit(f"--baseline {revision}: no MobilePA verifier at that revision ({shown.stderr.strip()})")
+    name = f"{package}._verify_at_{revision}"
     module = types.ModuleType(name)
-    module.__package__ = "mobility_rewards"  # its relative imports (.verdict) resolve as in the package
+    module.__package__ = package  # its relative imports (..verdict) resolve as in the package
     sys.modules[name] = module  # dataclasses look their module up
-    exec(compile(source, f"{revision}:rewards/mobilepa.py", "exec"), module.__dict__)
+    exec(compile(source, f"{revision}:{file}", "exec"), module.__dict__)
     scorer = module.PhoneScorer()
     if "sandbox" in inspect.signature(scorer.start).parameters:
         return scorer
@@ -106,7 +110,7 @@ def bench_env(rounds: int, baseline: str | None = None) -> dict[str, Any]:
     from mobility_env.mobilepa.catalogue import PHONE_TOOLS
     from mobility_env.mobilepa.env import MobilePAEnv
     from mobility_env.mobilepa.episode import _TEMPLATES
-    from mobility_rewards.mobilepa import PhoneScorer
+    from mobility_rewards.mobilepa.verify import PhoneScorer
 
     env = MobilePAEnv()
     plans = []
@@ -169,7 +173,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--samples", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--baseline", metavar="REV",
-                        help="also time reset and the write step with the scorer (rewards/mobilepa.py) of this git "
+                        help="also time reset and the write step with MobilePA's scorer of this git "
                              "revision, in the same rounds (e.g. 80f0eb6, the scoring before issue 14's speed-up)")
     parser.add_argument("--out")
     args = parser.parse_args(argv)

@@ -26,7 +26,7 @@ from mobility_env.mobilepa.generate import write_task_set  # noqa: E402
 from mobility_env.mobilepa.generate_checks import adversaries  # noqa: E402
 from mobility_env.mobilepa.state import StateTemplate  # noqa: E402
 from mobility_env.mobilepa.tasks import TASKS_FILE, load_tasks  # noqa: E402
-from mobility_rewards.mobilepa import verify_phone_task  # noqa: E402
+from mobility_rewards.mobilepa.verify import verify_phone_task  # noqa: E402
 
 TARGET_S = 60.0
 

@@ -4,13 +4,13 @@
     python benchmarks/bench_official_import.py --size-mb 200 --style ascii --out result.json
 
 Writes ``driving_route_handle.json`` in the official shape (destination -> origin -> strategy
--> waypoints -> the Amap route object; see :mod:`mobility_env.official_sandbox`) into a
+-> waypoints -> the Amap route object; see :mod:`mobility_env.mobilitybench.official_sandbox`) into a
 temporary folder under ``--tmp`` (deleted afterwards), the route objects taken from the real
 sample's recorded driving calls (``../shared/mobilitybench/sample_dev.csv``) under distinct
 coordinate keys. Then, each in a fresh subprocess so that its peak RSS (``ru_maxrss``) is its
 own:
 
-* ``read``: iterate :class:`~mobility_env.official_sandbox.OfficialSandboxImport` (parse,
+* ``read``: iterate :class:`~mobility_env.mobilitybench.official_sandbox.OfficialSandboxImport` (parse,
   validate, canonicalize, the rows made and dropped): the importer alone;
 * ``build``: ``build_directory(sample episodes, out, global_rows=OfficialSandboxImport(dir))``,
   what ``mobility-env build CSV --sandbox-dir DIR`` runs: the import plus the Parquet writer
@@ -23,7 +23,7 @@ ensure_ascii=False)``: ``", "`` and ``": "``), ``compact`` (``separators=(",", "
 form the build stores, so the file's text is kept as is), ``indent`` (``indent=2``) or
 ``ascii`` (``json.dump``'s own default: every non-ASCII character as ``\\uXXXX``, about twice
 the bytes for the same entries). ``--index-batch-rows N`` runs the build with the replay
-index's Arrow batches set to N rows (by default ``mobility_env.index_build.batch_rows_for``
+index's Arrow batches set to N rows (by default ``mobility_env.mobilitybench.index_build.batch_rows_for``
 picks the power of two, 1,024 to 65,536, whose rows hold about 32 MiB): the build's peak
 memory is that batch, whole.
 """
@@ -60,7 +60,7 @@ def _dump(value: Any, style: str) -> str:
 
 def _templates(sample: Path) -> list[dict[str, Any]]:
     """The sample's complete driving-route responses."""
-    from mobility_env.loaders import load_episodes
+    from mobility_env.mobilitybench.loaders import load_episodes
 
     routes = [call.response for episode in load_episodes(sample) for call in episode.recorded
               if call.name == "driving_route" and not call.truncated and isinstance(call.response, dict)
@@ -107,15 +107,15 @@ def generate(path: Path, size_bytes: int, templates: list[dict[str, Any]], style
 _CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
-from mobility_env.official_sandbox import OfficialSandboxImport
-import mobility_env.index_build as index_build
+from mobility_env.mobilitybench.official_sandbox import OfficialSandboxImport
+import mobility_env.mobilitybench.index_build as index_build
 phase, folder, out = sys.argv[2], sys.argv[3], sys.argv[4]
 if int(sys.argv[6]):
     index_build.BATCH_ROWS = index_build.MIN_BATCH_ROWS = int(sys.argv[6])
 episodes = []
 if phase == "build":
-    from mobility_env.build import build_directory
-    from mobility_env.loaders import load_episodes
+    from mobility_env.mobilitybench.build import build_directory
+    from mobility_env.mobilitybench.loaders import load_episodes
     episodes = load_episodes(sys.argv[5])  # the sample's 81 episodes, loaded before the clock starts
 started, cpu = time.perf_counter(), time.process_time()
 imported = OfficialSandboxImport(folder)

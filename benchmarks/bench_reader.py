@@ -6,7 +6,8 @@ time the *same* answers. Each timing clears the readers' caches first (a first r
 new; the caches of names and evidence words, which recur, stay warm in both checkouts), then:
 
 * ``read``: the reading an answer gets before any evidence is looked at — the kernel's normalisation
-  (:func:`mobility_env.reading.read_answer` where it exists) and every claim reader of ``mobility_rewards.claims`` and
+  (:func:`mobility_env.reading.read_answer` where it exists) and every claim reader of
+  ``mobility_rewards.mobilitybench.claims`` and
   ``mobility_rewards.units``;
 * ``finish``: :func:`mobility_rewards.score_episode` of the episode's gold trajectory ending in the answer (the
   verdict and every metric: what the env's scored ``finish`` computes).
@@ -94,7 +95,11 @@ def _import_from(repo: Path) -> None:
 def _time(answers_path: Path, repo: Path, limit: int) -> dict[str, Any]:
     """Run in a subprocess whose ``sys.path`` starts with ``repo``: the p50/p90 of both timings over the answers."""
     _import_from(repo)
-    from mobility_rewards import claims, units
+    from mobility_rewards import units
+    try:
+        from mobility_rewards.mobilitybench import claims
+    except ImportError:  # a baseline from before the suite folders
+        from mobility_rewards import claims  # type: ignore[no-redef]
     try:
         from mobility_rewards import probes as am
     except ImportError:  # a checkout from before the package: the generators were tests/answer_mutators.py

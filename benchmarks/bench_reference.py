@@ -33,7 +33,7 @@ here), runs both on one built directory:
 
    a. whole episodes: ours = ``env.reset(options={"episode_id": id})`` + ``env.step`` of each gold
       call as an action dict + ``env.step`` of ``finish`` with the reference answer
-      (``mobility_rewards.reference.reference_finish``); the reference = ``tool.invoke(args)``
+      (``mobility_rewards.mobilitybench.reference.reference_finish``); the reference = ``tool.invoke(args)``
       (as its agents call it) + ``json.dumps(result, ensure_ascii=False)`` per gold call.
       Episodes go in blocks of 32: each block once (first visit: the episode is not yet
       materialized by this env), then again (revisit: the env's 64-episode cache holds it).
@@ -680,9 +680,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     result["pinned_cpu"] = pin_one_core()
 
     from mobility_env import MobilityEnv
-    from mobility_env.store import resolve_data
+    from mobility_env.mobilitybench.store import resolve_data
     from mobility_env.tools import canonical_tool_name
-    from mobility_rewards.reference import reference_finish
+    from mobility_rewards.mobilitybench.reference import reference_finish
 
     store = resolve_data(args.data)  # for preparation; the timed envs have their own episode caches
     result["data"] = {"dir": str(Path(args.data).resolve()), "episodes": len(store.ids),

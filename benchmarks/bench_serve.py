@@ -61,7 +61,7 @@ class Tally:
 
 
 def oracle_plans(env_id: str, data: str | None, limit: int) -> list[Plan]:
-    from mobility_rewards.reference import reference_finish
+    from mobility_rewards.mobilitybench.reference import reference_finish
 
     env = make_env(open_store(env_id, data), default_env_options(env_id))
     ids = (env.task_ids if env_id == MOBILEPA else env.episode_ids)[:limit]
@@ -142,7 +142,7 @@ class Window:
 
 
 async def _openenv_worker(base_url: str, plans: list[Plan], offset: int, window: Window, tally: Tally) -> None:
-    from mobility_agents.serve import MobilityEnvClient
+    from mobility_agents.adapters.openenv.serve import MobilityEnvClient
 
     client = MobilityEnvClient(base_url=base_url, message_timeout_s=120)
     clock = time.perf_counter_ns

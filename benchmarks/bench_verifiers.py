@@ -34,9 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     from verifiers.v1.cli.eval.runner import run_eval
     from verifiers.v1.configs.cli.eval import EvalConfig
 
-    from mobility_agents.verifiers_env import load_environment, step_rewards
-    from mobility_env.build import build_directory
-    from mobility_env.loaders import load_episodes
+    from mobility_agents.adapters.verifiers import load_environment, step_rewards
+    from mobility_env.mobilitybench.build import build_directory
+    from mobility_env.mobilitybench.loaders import load_episodes
 
     with tempfile.TemporaryDirectory() as tmp:
         built = build_directory(load_episodes(args.csv), Path(tmp) / "built", source=str(args.csv))

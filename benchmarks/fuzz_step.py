@@ -42,7 +42,7 @@ class Fuzzer:
     """Seeded generator of hostile and valid actions (``random.Random``: fast enough for 10^6)."""
 
     def __init__(self, seed: int, max_string_chars: int, max_number_digits: int):
-        from mobility_env.tool_samples import map_tool_space
+        from mobility_env.mobilitybench.tool_samples import map_tool_space
         from mobility_env.tools import TOOLS
 
         self.rng = random.Random(seed)
@@ -187,7 +187,7 @@ def text_cache_functions() -> tuple[Any, ...]:
     """The functions whose caches are keyed by agent text (mobility_env.tools.bounded_text_cache)."""
     from mobility_env.canonical import _canonical_point_text
     from mobility_env.tools import _parse_coordinate_text
-    from mobility_rewards.slots import _cached_city, _cached_fold, _cached_point, _canonical_line
+    from mobility_rewards.mobilitybench.slots import _cached_city, _cached_fold, _cached_point, _canonical_line
 
     return (_parse_coordinate_text, _canonical_point_text, _cached_point, _cached_fold, _cached_city, _canonical_line)
 
@@ -235,7 +235,7 @@ def main() -> None:
 
     import mobility_env  # noqa: F401  (registers MobilityBench-v0)
     from mobility_env.actions import ERROR_TYPES
-    from mobility_env.env import MobilityEnv
+    from mobility_env.mobilitybench.env import MobilityEnv
 
     env = MobilityEnv(data=args.data) if args.direct else gym.make("MobilityBench-v0", data=args.data)
     limits = env.unwrapped.limits

@@ -26,7 +26,7 @@ import openai  # noqa: E402
 from openai_server import MODEL, ScriptedOpenAIServer, hang, huge_reply, text_turn, trickle  # noqa: E402
 
 from mobility_agents.base import AgentFailure  # noqa: E402
-from mobility_agents.llm import EndpointDown, LLMClient, LLMConfig  # noqa: E402
+from mobility_agents.llm.client import EndpointDown, LLMClient, LLMConfig  # noqa: E402
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 

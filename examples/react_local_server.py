@@ -21,10 +21,10 @@ from __future__ import annotations
 import argparse
 import os
 
-from mobility_agents.llm import LLMConfig
-from mobility_agents.react import ReActAgent
-from mobility_env.env import MobilityEnv
-from mobility_rewards.scorecard import build_scorecard, format_scorecard
+from mobility_agents.llm.client import LLMConfig
+from mobility_agents.llm.react import ReActAgent
+from mobility_env.mobilitybench.env import MobilityEnv
+from mobility_rewards.mobilitybench.scorecard import build_scorecard, format_scorecard
 
 
 def main() -> None:

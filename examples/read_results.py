@@ -12,7 +12,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from mobility_agents.runner import read_results
-from mobility_rewards.scorecard import format_scorecard
+from mobility_rewards.mobilitybench.scorecard import format_scorecard
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ A TRL ``GRPOTrainer`` fine-tunes a small instruct model on ``MobilityBench-v0`` 
 2. :class:`EnvRollouts` (the trainer's ``rollout_func``) plays every rollout as a whole episode:
    the policy model writes one reply per turn (sampled with the trainer's generation settings,
    all live episodes batched); the reply is read with the project's own parser
-   (:func:`mobility_agents.llm.parse_text_actions`, the JSON tool protocol of ``--tool-mode json``),
+   (:func:`mobility_agents.llm.client.parse_text_actions`, the JSON tool protocol of ``--tool-mode json``),
    each call is sent to ``env.step`` and the observation comes back as the next user turn, until
    the episode ends (``finish``, or the env's step limit);
 3. the reward of a rollout is the env's episode return (the sum of its step rewards: shaped
@@ -112,7 +112,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mobility_agents.llm import parse_text_actions, render_wire_messages, strip_thinking
+from mobility_agents.llm.client import parse_text_actions, render_wire_messages, strip_thinking
 from mobility_agents.prompts import observation_label, render_prompt
 from mobility_agents.targets import default_env_options, ENV_IDS, MOBILITYBENCH, make_env, open_store
 from mobility_env.errors import MobilityEnvError
@@ -262,7 +262,7 @@ def demonstration(env: Any, candidates: list[str], language: str) -> list[dict[s
     ``candidates`` (episodes outside the training set): the shortest whose gold calls all replay without
     an error, preferring two or more calls (it shows a chain: look a place up, then use its coordinates).
     Raises ``SystemExit`` when no candidate qualifies."""
-    from mobility_rewards.reference import reference_finish
+    from mobility_rewards.mobilitybench.reference import reference_finish
 
     best: tuple[tuple[bool, int], list[dict[str, str]]] | None = None
     for episode_id in candidates:

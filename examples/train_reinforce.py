@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from mobility_agents.rule import RuleAgent
-from mobility_env.env import MobilityEnv
-from mobility_env.episode import SCENARIOS
+from mobility_agents.baselines.mobilitybench.rule import RuleAgent
+from mobility_env.mobilitybench.env import MobilityEnv
+from mobility_env.mobilitybench.episode import SCENARIOS
 from mobility_env.synth import synthesize
 
 

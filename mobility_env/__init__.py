@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .moved import alias_moved
+
 __version__ = "0.1.0"
 DEFAULT_MAX_STEPS = 10  # actions per episode (the paper's): the env's max_steps and the registered max_episode_steps
 
@@ -20,15 +22,15 @@ __all__ = [
 ]
 
 _LAZY = {
-    "Episode": ("mobility_env.episode", "Episode"),
-    "EpisodeList": ("mobility_env.loaders", "EpisodeList"),
-    "LoadReport": ("mobility_env.loaders", "LoadReport"),
-    "load_episodes": ("mobility_env.loaders", "load_episodes"),
-    "build_directory": ("mobility_env.build", "build_directory"),
-    "Sandbox": ("mobility_env.sandbox", "Sandbox"),
-    "LookupConfig": ("mobility_env.sandbox", "LookupConfig"),
-    "LookupResult": ("mobility_env.sandbox", "LookupResult"),
-    "MobilityEnv": ("mobility_env.env", "MobilityEnv"),
+    "Episode": ("mobility_env.mobilitybench.episode", "Episode"),
+    "EpisodeList": ("mobility_env.mobilitybench.loaders", "EpisodeList"),
+    "LoadReport": ("mobility_env.mobilitybench.loaders", "LoadReport"),
+    "load_episodes": ("mobility_env.mobilitybench.loaders", "load_episodes"),
+    "build_directory": ("mobility_env.mobilitybench.build", "build_directory"),
+    "Sandbox": ("mobility_env.mobilitybench.sandbox", "Sandbox"),
+    "LookupConfig": ("mobility_env.mobilitybench.sandbox", "LookupConfig"),
+    "LookupResult": ("mobility_env.mobilitybench.sandbox", "LookupResult"),
+    "MobilityEnv": ("mobility_env.mobilitybench.env", "MobilityEnv"),
 }
 
 
@@ -52,7 +54,7 @@ def _register() -> None:
 
     suites = (
         Suite(env_id="MobilityBench-v0", name="mobility", id_key="episode_id", unit="episodes",
-              max_steps=DEFAULT_MAX_STEPS, entry_point="mobility_env.env:MobilityEnv",
+              max_steps=DEFAULT_MAX_STEPS, entry_point="mobility_env.mobilitybench.env:MobilityEnv",
               runtime="mobility_env.mobilitybench.suite", scoring="mobility_rewards.suites:MOBILITYBENCH",
               default_options={"max_steps": DEFAULT_MAX_STEPS, "obs_format": "compact"}, own_options=("obs_format",)),
         Suite(env_id="MobilePA-v0", name="mobilepa", id_key="task_id", unit="tasks", max_steps=12,  # the env's own
@@ -68,3 +70,14 @@ def _register() -> None:
 
 
 _register()
+
+
+# Old paths of the modules that moved into the suite folders (mobility_env.moved): they import, with a warning.
+MOVED = {"env": "mobilitybench.env", "episode": "mobilitybench.episode", "build": "mobilitybench.build",
+         "index_build": "mobilitybench.index_build", "index_format": "mobilitybench.index_format",
+         "index_load": "mobilitybench.index_load", "replay_index": "mobilitybench.replay_index",
+         "sandbox": "mobilitybench.sandbox", "store": "mobilitybench.store", "loaders": "mobilitybench.loaders",
+         "observation": "mobilitybench.observation", "official": "mobilitybench.official",
+         "official_sandbox": "mobilitybench.official_sandbox", "toolkinds": "mobilitybench.toolkinds",
+         "tool_samples": "mobilitybench.tool_samples"}
+alias_moved(__name__, MOVED)

@@ -81,7 +81,7 @@ class CanonicalRequest:
 def canonical_request(tool: str, arguments: dict[str, Any]) -> CanonicalRequest:
     """Canonical features of a *valid* call (validate with ``tools.validate_call`` first): the
     canonicalizer of the tool's kind (:data:`CANONICALIZERS`, part of its
-    :class:`~mobility_env.toolkinds.ToolKind`)."""
+    :class:`~mobility_env.mobilitybench.toolkinds.ToolKind`)."""
     tool = canonical_tool_name(tool) or tool
     return CANONICALIZERS[TOOLS[tool].kind](tool, arguments)
 

@@ -21,7 +21,7 @@ from .literal import MAX_CELL_BYTES, MAX_DEPTH
 
 # Modules that contribute subcommands; each exposes register(subparsers).
 COMMAND_MODULES = ("mobility_env.cli", "mobility_env.synth.commands", "mobility_agents.commands",
-                   "mobility_agents.serve", "mobility_rewards.commands")
+                   "mobility_agents.adapters.openenv.serve", "mobility_rewards.commands")
 
 
 def _positive_int(text: str) -> int:
@@ -35,8 +35,8 @@ def _positive_int(text: str) -> int:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from .build import build_directory
-    from .loaders import load_episodes
+    from .mobilitybench.build import build_directory
+    from .mobilitybench.loaders import load_episodes
 
     episodes = load_episodes(args.src, strict=args.strict, max_cell_bytes=args.max_cell_bytes, max_depth=args.max_depth,
                              max_row_bytes=args.max_row_bytes)
@@ -48,7 +48,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
         print(f"  ... and {len(report.rejected) - 50} more (see manifest.json)", file=sys.stderr)
     imported = None
     if args.sandbox_dir is not None:
-        from .official_sandbox import OfficialSandboxImport
+        from .mobilitybench.official_sandbox import OfficialSandboxImport
 
         imported = OfficialSandboxImport(args.sandbox_dir)
         imported.plan()  # a folder without official files fails now, before anything is written
@@ -71,7 +71,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_index(args: argparse.Namespace) -> int:
-    from .index_build import write_replay_index
+    from .mobilitybench.index_build import write_replay_index
 
     write_replay_index(args.dir, accept_changed_parquet=args.accept_changed_parquet)
     print(f"wrote the replay index of {args.dir} (sandbox.arrow, episodes.arrow, sandbox_index/)")

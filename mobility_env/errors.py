@@ -1,6 +1,6 @@
 """Typed exceptions for bad user input (files, paths, options).
 
-Bad *agent* actions never raise; they become observations (see ``mobility_env.env``).
+Bad *agent* actions never raise; they become observations (see ``mobility_env.mobilitybench.env``).
 Bad *user* input raises one of these, and the message says what, where and what to do.
 """
 

@@ -7,7 +7,7 @@ for every innermost value, decoding only that value (``json.JSONDecoder.raw_deco
 at most two chunks plus the entry being read. What cannot be read is reported through a callback
 (``on_problem(kind, keys, offset, detail)``) and skipped, resuming at the next key; a file that cannot
 be read as a whole (empty, not an object, cut short) raises :class:`OfficialSandboxFileError` naming the
-byte offset. :mod:`mobility_env.official_sandbox` turns the entries into sandbox rows.
+byte offset. :mod:`mobility_env.mobilitybench.official_sandbox` turns the entries into sandbox rows.
 """
 
 from __future__ import annotations

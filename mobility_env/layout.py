@@ -10,12 +10,12 @@ Layout of a built directory::
                            the derived files (``index_version``, ``observation_version``)
     DIR/sandbox.arrow, DIR/episodes.arrow, DIR/sandbox_index/
                            the same rows uncompressed for memory-mapping, and the replay index
-                           (:mod:`mobility_env.replay_index`); derived, optional, rebuilt from the
+                           (:mod:`mobility_env.mobilitybench.replay_index`); derived, optional, rebuilt from the
                            Parquet files by ``write_replay_index(DIR)``
 
 This module is what every reader and writer of such a directory shares; it imports neither
-the writer (:mod:`mobility_env.build`, which also encodes and decodes the rows) nor the replay
-index (:mod:`mobility_env.replay_index`), which both import it.
+the writer (:mod:`mobility_env.mobilitybench.build`, which also encodes and decodes the rows) nor the replay
+index (:mod:`mobility_env.mobilitybench.replay_index`), which both import it.
 
 Every file is checked against ``manifest.json`` before it is used
 (:func:`check_built_directory`): a Parquet file that differs (size or checksum) or is missing
@@ -27,8 +27,8 @@ unverified, with an :class:`UnverifiedDataWarning`; ``mobility-env index DIR`` r
 checksums of their files as they are now.
 
 Format versions: ``format_version`` is this layout's; the derived files carry their own,
-``index_version`` (:data:`mobility_env.index_format.INDEX_VERSION`) and
-``observation_version`` (:data:`mobility_env.observation.OBSERVATION_VERSION`, the compact
+``index_version`` (:data:`mobility_env.mobilitybench.index_format.INDEX_VERSION`) and
+``observation_version`` (:data:`mobility_env.mobilitybench.observation.OBSERVATION_VERSION`, the compact
 observations precomputed in ``sandbox.arrow``), written into the manifest and the index's
 ``meta.json``. A directory indexed by another observation version still opens: its
 precomputed observations are not served, each is computed at its step (the same text a fresh
@@ -58,7 +58,7 @@ SANDBOX_FILE = "sandbox.parquet"
 MANIFEST_FILE = "manifest.json"
 SOURCE_FILES = (EPISODES_FILE, SANDBOX_FILE)  # the contract; every other file is derived from them
 CHECKSUM = "blake2b-128"
-# the derived files (mobility_env.index_build writes them; the manifest lists them)
+# the derived files (mobility_env.mobilitybench.index_build writes them; the manifest lists them)
 ARROW_FILE = "sandbox.arrow"
 EPISODES_ARROW_FILE = "episodes.arrow"
 INDEX_DIR = "sandbox_index"

@@ -1,8 +1,8 @@
 """Reading recorded map-API responses: the one parser behind the agent's compact view and the scorer's evidence.
 
 Every response passes through :func:`unwrap` (the ``{"status", "data", "error"}`` envelope)
-and, per tool kind, one view function here; :mod:`mobility_env.observation` renders the compact
-observation from these views and ``mobility_rewards.evidence`` reads its facts from the same
+and, per tool kind, one view function here; :mod:`mobility_env.mobilitybench.observation` renders the compact
+observation from these views and ``mobility_rewards.mobilitybench.evidence`` reads its facts from the same
 views, so the agent and the verifier never read a response by different rules (which path
 duration counts, which line a transit segment rides, which step length ranks a road).
 

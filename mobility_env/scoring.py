@@ -1,4 +1,4 @@
-"""The ``Scorer`` protocol: what each suite's env (:class:`mobility_env.env.MobilityEnv`,
+"""The ``Scorer`` protocol: what each suite's env (:class:`mobility_env.mobilitybench.env.MobilityEnv`,
 :class:`mobility_env.mobilepa.env.MobilePAEnv`) asks of a scorer.
 
 The env does not compute rewards or metrics itself; it takes a scorer (``MobilityEnv(scorer=...)``)
@@ -15,7 +15,7 @@ and calls it at three points of an episode:
 The protocol lives in the core so that scoring code implements it without importing the env
 (layers: data/sandbox kernel ← scoring ← env ← agents and CLI; ``tests/test_layering.py``
 enforces the direction). The default implementation is
-:class:`mobility_rewards.scorer.DefaultScorer` (shaped progress rewards, the paper's metrics and
+:class:`mobility_rewards.mobilitybench.scorer.DefaultScorer` (shaped progress rewards, the paper's metrics and
 the claim-by-claim verdict); ``MobilityEnv`` builds it when ``scorer`` is None.
 
 A scorer that pays only for finishing with a delivered answer::
@@ -40,9 +40,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol, TypeVar, runtime_checkable
 
 from .errors import ConfigError
+from .trajectory import ToolCallRecord
 
 ItemT = TypeVar("ItemT", contravariant=True)
-CallT = TypeVar("CallT", contravariant=True)
+CallT = TypeVar("CallT", bound=ToolCallRecord, contravariant=True)
 TrajectoryT = TypeVar("TrajectoryT", contravariant=True)
 
 
@@ -76,8 +77,9 @@ class EpisodeScore:
 @runtime_checkable
 class Scorer(Protocol[ItemT, CallT, TrajectoryT]):
     """Scores one episode at a time for either suite's env (see the module docstring); generic over the suite's item
-    (MobilityBench's :class:`~mobility_env.episode.Episode`, MobilePA's ``PhoneTask``), call record
-    (:class:`~mobility_env.trajectory.CallRecord`, ``PhoneCall``) and trajectory.
+    (MobilityBench's :class:`~mobility_env.mobilitybench.episode.Episode`, MobilePA's ``PhoneTask``), call record
+    (a :class:`~mobility_env.trajectory.ToolCallRecord`: MobilityBench's
+    :class:`~mobility_env.mobilitybench.trajectory.CallRecord`, MobilePA's ``PhoneCall``) and trajectory.
 
     One scorer serves every episode of an env; per-episode data belongs in the state that
     ``start`` returns, which the env passes back to ``step`` and ``finish`` and drops at the

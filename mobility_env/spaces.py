@@ -5,10 +5,12 @@
 * :class:`ToolCallSpace`: the action space, one tool call. Its members are every action the parser reads
   (:func:`mobility_env.actions.parse_action`); its samples are calls of the tools it is given, as OpenAI
   function schemas: each suite's env passes its own (MobilityBench's nine map tools and ``finish``,
-  :func:`mobility_env.tool_samples.map_tool_space`; MobilePA the tools the current task offers, updated with
+  :func:`mobility_env.mobilitybench.tool_samples.map_tool_space`; MobilePA the tools the current task offers, updated
+  with
   :meth:`ToolCallSpace.offer` on reset and when a skill loads), with an optional sampler of argument values.
 
-``mobility_env.env`` re-exports ``UnicodeText`` and ``SharedTexts``, ``mobility_env.actions`` ``ToolCallSpace``.
+``mobility_env.mobilitybench.env`` re-exports ``UnicodeText`` and ``SharedTexts``, ``mobility_env.actions``
+``ToolCallSpace``.
 """
 
 from __future__ import annotations

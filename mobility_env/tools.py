@@ -75,7 +75,8 @@ class ToolSpec:
     name: str
     description: str
     params: tuple[ParamSpec, ...]
-    kind: Literal["poi", "around", "geocode", "weather", "traffic", "route", "finish"]  # see mobility_env.toolkinds
+    # see mobility_env.mobilitybench.toolkinds
+    kind: Literal["poi", "around", "geocode", "weather", "traffic", "route", "finish"]
     mode: str | None = None  # travel mode of a route tool
     official_column: str | None = None  # the official CSV column holding its responses (query_poi: see official.py)
     param_map: dict[str, ParamSpec] = field(init=False, repr=False, compare=False)

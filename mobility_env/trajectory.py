@@ -1,20 +1,17 @@
-"""What an agent did in one episode: the records the env writes and the scorers read.
+"""What every suite's call records share: one vocabulary and one shape.
 
-Declared once here so that the env (which fills them), ``rewards`` (which scores them) and
-``agents`` (which store them in ``results.jsonl``) agree on one shape, and one vocabulary:
+* :class:`ErrorKind`: why a call did not do what it asked (the ``type`` of ``info["error"]`` in both suites,
+  MobilityBench's ``CallRecord.error`` and MobilePA's ``PhoneCall.error_type``);
+* :class:`MatchKind`: how MobilityBench's replay sandbox (and MobilePA's maps domain, which replays it) served a call;
+* :class:`ToolCallRecord`: what every suite's call record answers (step, tool name, arguments, success, error
+  kind, a JSON-safe dict), so the code that reads calls of any suite (the runner's counts, the scorer protocol's
+  type) reads one shape. Each suite's record extends it with its own fields: MobilityBench's
+  :class:`~mobility_env.mobilitybench.trajectory.CallRecord` (what the replay matched and served), MobilePA's
+  :class:`~mobility_env.mobilepa.episode.PhoneCall` (the feedback and the tables it wrote).
 
-* :class:`ErrorKind`: why a step did not get a replayed response (the ``type`` of
-  ``info["error"]`` and of ``CallRecord.error``);
-* :class:`MatchKind`: how the sandbox served a call.
-
-Both are ``str`` enums: a member equals its text (``ErrorKind.SCHEMA_ERROR == "schema_error"``)
-and serializes as it, so records written before they existed read the same.
-
-A :class:`CallRecord` is built once per step, by the env, from the parsed call and the
-sandbox's :class:`~mobility_env.sandbox.LookupResult`. Its ``response`` and ``entry_arguments``
-may be held as :class:`LazyJSON`, the stored text, and are decoded on first read (the scorer
-or ``obs_format="raw"``) — a step whose observation is the precomputed compact text decodes
-nothing.
+The enums are ``str`` enums: a member equals its text (``ErrorKind.SCHEMA_ERROR == "schema_error"``) and serializes
+as it, so records written before they existed read the same. :class:`LazyJSON` and :func:`lazy_fields` hold a
+stored JSON text until first read (a step whose observation is precomputed decodes nothing).
 """
 
 from __future__ import annotations
@@ -22,9 +19,9 @@ from __future__ import annotations
 import json
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Callable, TypeVar
+from typing import Annotated, Any, Callable, Protocol, TypeVar, runtime_checkable
 
-from pydantic import BaseModel, Field, WrapSerializer
+from pydantic import BaseModel, WrapSerializer
 
 from .errors import CorruptDataError
 
@@ -62,7 +59,7 @@ class ErrorKind(str, Enum):
 
 
 class MatchKind(str, Enum):
-    """How the replay sandbox served a call (see :mod:`mobility_env.sandbox`)."""
+    """How the replay sandbox served a call (see :mod:`mobility_env.mobilitybench.sandbox`)."""
 
     EXACT = "exact"
     FUZZY = "fuzzy"
@@ -91,7 +88,7 @@ class LazyJSON:
 
     ``source`` is the text, or a function returning it (a cell of a memory-mapped file, read only
     when needed). The decoded value is kept: records that share one ``LazyJSON`` (an episode's
-    recorded response and the call it served, see :meth:`mobility_env.sandbox.Sandbox.stored`)
+    recorded response and the call it served, see :meth:`mobility_env.mobilitybench.sandbox.Sandbox.stored`)
     decode it once and share it, read-only. ``where`` = (file, row, column) names the cell a
     decoding failure is reported against, as a :class:`~mobility_env.errors.CorruptDataError`.
     """
@@ -208,65 +205,29 @@ def fast_constructor(model: type[_Model]) -> Callable[..., _Model]:
     return construct
 
 
-class CallRecord(BaseModel):
-    """One non-terminal step: the call as parsed, how it was validated and replayed.
+@runtime_checkable
+class ToolCallRecord(Protocol):
+    """One tool call as every suite records it (see the module docstring); each suite's record has more."""
 
-    ``name`` is the canonical tool name (aliases resolved) or the raw name when unknown;
-    ``error`` is ``{"type", "message"}`` for a bad action, ``type`` an :class:`ErrorKind`
-    (:attr:`error_kind`). ``match`` is a :class:`MatchKind` and ``response`` the replayed
-    response (None when nothing was served). ``response`` and ``entry_arguments`` (the recorded
-    arguments of the entry that served the call) may be held as :class:`LazyJSON` and are
-    decoded on first read; ``model_dump`` writes them decoded.
-    """
+    @property
+    def step(self) -> int: ...
 
-    step: int
-    name: str | None = None
-    arguments: Any = None
-    error: dict[str, str] | None = None
-    schema_errors: list[dict[str, str]] = Field(default_factory=list)
-    match: str | None = None
-    scope: str | None = None
-    score: float | None = None
-    distance_m: float | None = None
-    entry: int | None = None
-    entry_episode_id: str | None = None
-    entry_gold_index: int | None = None
-    entry_arguments: LazyValue = None
-    response: LazyValue = None
-    # the canonical key the sandbox matched on (mobility_env.canonical), so scorers need not recompute it;
-    # not written by model_dump (a record read back recomputes it)
-    canonical_key: str | None = Field(default=None, exclude=True, repr=False)
+    @property
+    def name(self) -> str | None: ...
+
+    @property
+    def arguments(self) -> Any: ...
 
     @property
     def succeeded(self) -> bool:
-        return self.error is None and self.match not in (None, MatchKind.MISS)
+        """The call did what it asked (a response was served, the state accepted it)."""
+        ...
 
     @property
     def error_kind(self) -> ErrorKind | None:
-        return error_kind(self.error)
+        """Why it did not (None when it did, or when a suite's failure has no kind)."""
+        ...
 
-
-lazy_fields(CallRecord, "response", "entry_arguments")
-#: Builds a trusted :class:`CallRecord` without validation (the env's one record per step).
-new_call_record = fast_constructor(CallRecord)
-
-
-class FinishRecord(BaseModel):
-    """The arguments of the terminal ``finish`` call (only ``answer`` is required)."""
-
-    answer: str = ""
-    intent: str | None = None
-    slots: dict[str, Any] | None = None
-    plan: list[str] | None = None
-    route_index: int | None = None
-
-
-class Trajectory(BaseModel):
-    """A whole episode as the scorers see it."""
-
-    episode_id: str
-    calls: list[CallRecord] = Field(default_factory=list)
-    finish: FinishRecord | None = None
-    truncated: bool = False
-    input_tokens: int = 0
-    output_tokens: int = 0
+    def to_dict(self) -> dict[str, Any]:
+        """The record as written to ``trajectories.jsonl`` (JSON-safe)."""
+        ...

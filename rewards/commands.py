@@ -13,14 +13,14 @@
   trajectory keep their stored metrics and verdict (and are counted in the output).
   ``results.jsonl`` itself is never rewritten; the two outputs are replaced atomically.
   Rescoring uses this code's reward and verdict versions
-  (:func:`mobility_rewards.shaping.format_versions`, recorded in ``scorecard.json`` as
+  (:func:`mobility_rewards.mobilitybench.shaping.format_versions`, recorded in ``scorecard.json`` as
   ``source.format_versions``); when ``run.json`` records other versions (or none), a note on
   stderr says the run was scored with version X and is rescored with version Y.
 * ``mobility-env report RUN_DIR``: ``report.md``, ``report.json`` and per-family PNG charts
   from ``scorecard.json`` when it was computed from the current results (else from the stored
   metrics, saying so), plus the run's own description (agent, model, data, load report, seed,
   sessions from ``run.json``) and the most frequent failing checks per scenario
-  (:mod:`mobility_rewards.failures`) from the verdicts of ``eval_results.jsonl`` when that
+  (:mod:`mobility_rewards.mobilitybench.failures`) from the verdicts of ``eval_results.jsonl`` when that
   scorecard is used, else of ``results.jsonl``. When the metrics it reports were scored with
   reward or verdict versions other than this code's (the run's, for stored metrics; eval's,
   for ``scorecard.json``), a note on stderr names those versions and how to rescore.
@@ -41,12 +41,12 @@ from mobility_env.runfiles import (EVAL_RESULTS_FILE, RESULTS_FILE, RUN_FILE, TR
                                    existing_run_dir, json_line, json_text, read_json_file, read_jsonl,
                                    read_results, read_run_info, write_text_atomic)
 
-from .audit import audit_episodes, blocking_episode_ids
-from .failures import failing_checks
-from .metrics import score_episode
-from .report import write_report
-from .scorecard import build_scorecard, format_scorecard
-from .shaping import FORMAT_VERSION_KEYS, format_versions
+from .mobilitybench.audit import audit_episodes, blocking_episode_ids
+from .mobilitybench.failures import failing_checks
+from .mobilitybench.metrics import score_episode
+from .mobilitybench.report import write_report
+from .mobilitybench.scorecard import build_scorecard, format_scorecard
+from .mobilitybench.shaping import FORMAT_VERSION_KEYS, format_versions
 
 SCORECARD_FILE = "scorecard.json"
 
@@ -134,10 +134,10 @@ def _trajectory_dict(item: Any) -> dict[str, Any] | None:
 
 
 def _load_episodes(data: str | None) -> dict[str, Any]:
-    from mobility_env.loaders import load_episodes
+    from mobility_env.mobilitybench.loaders import load_episodes
 
     if data is None:
-        from mobility_env.store import default_data_path
+        from mobility_env.mobilitybench.store import default_data_path
 
         data = str(default_data_path())
     return {episode.episode_id: episode for episode in load_episodes(data)}
@@ -155,7 +155,7 @@ def run_data_path(run_dir: Path, override: str | None) -> tuple[str, str | None]
                           "pass --data PATH (the data the run was made with)")
     path = run.get("data_path")
     if path is None and run.get("data") is None:  # written before data_path: null means the bundled set
-        from mobility_env.store import default_data_path
+        from mobility_env.mobilitybench.store import default_data_path
 
         return str(default_data_path()), recorded
     path = path or run.get("data")
@@ -188,7 +188,7 @@ def rescore_run(run_dir: Path, episodes: dict[str, Any]) -> tuple[list[dict[str,
     """
     from pydantic import ValidationError
 
-    from mobility_env.trajectory import Trajectory
+    from mobility_env.mobilitybench.trajectory import Trajectory
 
     latest = {(str(r["episode_id"]), int(r.get("sample_index", 0))): r for r in read_results(run_dir / RESULTS_FILE)}
     sidecar: dict[tuple[str, int], tuple[dict[str, Any], int]] = {}
@@ -252,8 +252,8 @@ def _checked_run_data(run_dir: Path, results: list[dict[str, Any]], known: set[s
 def phone_eval(args: argparse.Namespace, run_dir: Path) -> int:
     from mobility_env.mobilepa.tasks import load_tasks
 
-    from .phone_report import phone_failing_checks, rescore_phone_run
-    from .phone_scorecard import format_phone_scorecard, phone_scorecard
+    from .mobilepa.report import phone_failing_checks, rescore_phone_run
+    from .mobilepa.scorecard import format_phone_scorecard, phone_scorecard
 
     if getattr(args, "exclude_audited", False):
         raise ConfigError("--exclude-audited audits MobilityBench episodes; a MobilePA run has none to audit")
@@ -282,8 +282,8 @@ def phone_eval(args: argparse.Namespace, run_dir: Path) -> int:
 
 
 def phone_report(run_dir: Path, run: dict[str, Any]) -> int:
-    from .phone_report import phone_failing_checks, write_phone_report
-    from .phone_scorecard import phone_scorecard
+    from .mobilepa.report import phone_failing_checks, write_phone_report
+    from .mobilepa.scorecard import phone_scorecard
 
     stored = current_scorecard(run_dir)
     records = report_records(run_dir)
@@ -393,7 +393,7 @@ def mobility_report(run_dir: Path, run_info: dict[str, Any]) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from mobility_env.loaders import load_episodes
+    from mobility_env.mobilitybench.loaders import load_episodes
 
     episodes = load_episodes(args.data)
     findings = audit_episodes(episodes)

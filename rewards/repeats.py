@@ -17,10 +17,10 @@ import statistics
 from collections import defaultdict
 from typing import Any, Callable, Iterable, Mapping
 
-from .phone_scorecard import COLUMNS as PHONE_COLUMNS
-from .phone_scorecard import GROUPS as PHONE_GROUPS
-from .phone_scorecard import phone_scorecard
-from .scorecard import COLUMNS, TOKEN_COLUMNS, build_scorecard
+from .mobilepa.scorecard import COLUMNS as PHONE_COLUMNS
+from .mobilepa.scorecard import GROUPS as PHONE_GROUPS
+from .mobilepa.scorecard import phone_scorecard
+from .mobilitybench.scorecard import COLUMNS, TOKEN_COLUMNS, build_scorecard
 
 #: The scores whose spread is reported, per env.
 MOBILITY_SCORES = tuple(c for c in COLUMNS if c not in TOKEN_COLUMNS)

@@ -30,13 +30,13 @@ class SuiteScoring:
 
 
 def _mobility_scorecard(records: list[Mapping[str, Any]]) -> str:
-    from .scorecard import format_scorecard
+    from .mobilitybench.scorecard import format_scorecard
 
     return format_scorecard(records)
 
 
 def _phone_scorecard(records: list[Mapping[str, Any]]) -> str:
-    from .phone_scorecard import format_phone_scorecard
+    from .mobilepa.scorecard import format_phone_scorecard
 
     return format_phone_scorecard(records)
 
@@ -54,13 +54,13 @@ def _phone_rows(records: list[Mapping[str, Any]]) -> dict[str, dict[str, float]]
 
 
 def _mobility_weights() -> type:
-    from .shaping import RewardWeights
+    from .mobilitybench.shaping import RewardWeights
 
     return RewardWeights
 
 
 def _phone_weights() -> type:
-    from .mobilepa import PhoneRewardWeights
+    from .mobilepa.verify import PhoneRewardWeights
 
     return PhoneRewardWeights
 
@@ -90,7 +90,7 @@ def _phone_report(run_dir: Path, run: dict[str, Any]) -> int:
 
 
 def _phone_versions() -> dict[str, Any]:
-    from .mobilepa import phone_format_versions
+    from .mobilepa.verify import phone_format_versions
 
     return phone_format_versions()
 

@@ -10,7 +10,7 @@ so nobody has to re-run the scorer to learn why an answer failed::
     >>> Verdict.from_dict(v.to_dict()) == v
     True
 
-``passed`` is FPR before the DR gate: :func:`mobility_rewards.metrics.compute_metrics` scores
+``passed`` is FPR before the DR gate: :func:`mobility_rewards.mobilitybench.metrics.compute_metrics` scores
 ``FPR = delivered and passed``. A verdict with no checks never passes (nothing verified).
 """
 
@@ -23,7 +23,7 @@ from typing import Any, Mapping, NamedTuple
 #: Bump it BY HAND on any change of its keys, of a check's name or meaning, or of which checks a
 #: scenario runs (an answer that passed may now fail, or the reverse), and add a line here and an
 #: entry in CHANGELOG.md (which keeps the cases behind each version). Runs record it in
-#: ``run.json`` (see :func:`mobility_rewards.shaping.format_versions`); every stored verdict
+#: ``run.json`` (see :func:`mobility_rewards.mobilitybench.shaping.format_versions`); every stored verdict
 #: carries it as ``"version"``. History, one line per version:
 #: 1 — the verdict of MobilityBench-v0: DR, FPR and the named checks behind them.
 #: 2 — place names joined by dots or with remarks, Chinese numerals, admin words, far denials, turned-down modes.

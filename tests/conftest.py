@@ -15,9 +15,9 @@ from typing import Any, Callable
 
 import pytest
 
-from mobility_env.build import build_directory
-from mobility_env.loaders import EpisodeList, load_episodes
-from mobility_env.sandbox import Sandbox
+from mobility_env.mobilitybench.build import build_directory
+from mobility_env.mobilitybench.loaders import EpisodeList, load_episodes
+from mobility_env.mobilitybench.sandbox import Sandbox
 
 # checksums verified by one test process are remembered in a cache file (read when first needed): keep it out
 # of the user's home

@@ -448,7 +448,7 @@ def gold_actions(env: Any, episode_id: str) -> list[dict[str, Any]]:
 
     Played by a scripted model, these must earn exactly the oracle's score.
     """
-    from mobility_agents.oracle import OracleAgent
+    from mobility_agents.baselines.mobilitybench.oracle import OracleAgent
     from mobility_env.actions import parse_action
 
     record = OracleAgent().run_episode(env, episode_id)

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from mobility_agents.answers import describe_route, describe_weather
+from mobility_agents.baselines.mobilitybench.observations import describe_route, describe_weather
 from mobility_env.canonical import canonical_request
-from mobility_env.env import MobilityEnv
+from mobility_env.mobilitybench.env import MobilityEnv
 from mobility_env.geo import haversine_m
 from mobility_env.tools import parse_coordinate
-from mobility_rewards.reference import reference_finish
+from mobility_rewards.mobilitybench.reference import reference_finish
 
 BUNDLED = Path(__file__).resolve().parents[1] / "datasets" / "default"
 ROUTE_TOOLS = {"driving_route", "walking_route", "bicycling_route", "bus_route"}

@@ -11,9 +11,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from mobility_env.build import EPISODES_SCHEMA, SANDBOX_SCHEMA, build_directory
+from mobility_env.mobilitybench.build import EPISODES_SCHEMA, SANDBOX_SCHEMA, build_directory
 from mobility_env.cli import main
-from mobility_env.loaders import load_episodes
+from mobility_env.mobilitybench.loaders import load_episodes
 
 from conftest import SAMPLE_ROWS, SAMPLE_TRUNCATED
 
@@ -35,7 +35,7 @@ def test_cli_build_writes_the_directory_and_prints_the_report(sample_csv, sample
     assert lines[0] == SAMPLE_SUMMARY
     assert lines[1] == f"wrote {out / 'episodes.parquet'} and {out / 'sandbox.parquet'}"
     assert proc.stderr == ""
-    # the contract files, plus the derived memory-mapped replay index (mobility_env.replay_index)
+    # the contract files, plus the derived memory-mapped replay index (mobility_env.mobilitybench.replay_index)
     assert sorted(p.name for p in out.iterdir()) == ["episodes.arrow", "episodes.parquet", "manifest.json",
                                                      "sandbox.arrow", "sandbox.parquet", "sandbox_index"]
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
@@ -115,7 +115,7 @@ def test_built_files_follow_the_declared_schemas(built_dir, sample_episodes):
 def test_rebuild_overwrites_and_leaves_no_temporary_files(sample_episodes, tmp_path):
     out = build_directory(sample_episodes[:5], tmp_path / "b")
     out = build_directory(sample_episodes[5:9], out)
-    # the contract files, plus the derived memory-mapped replay index (mobility_env.replay_index)
+    # the contract files, plus the derived memory-mapped replay index (mobility_env.mobilitybench.replay_index)
     assert sorted(p.name for p in out.iterdir()) == ["episodes.arrow", "episodes.parquet", "manifest.json",
                                                      "sandbox.arrow", "sandbox.parquet", "sandbox_index"]
     assert [e.episode_id for e in load_episodes(out)] == [e.episode_id for e in sample_episodes[5:9]]
@@ -137,7 +137,7 @@ def test_duplicate_episode_ids_are_refused(sample_episodes, tmp_path):
 def test_cli_index_gives_an_old_directory_its_replay_index(built_dir, sample_episodes, tmp_path, capsys):
     import shutil
 
-    from mobility_env.sandbox import Sandbox
+    from mobility_env.mobilitybench.sandbox import Sandbox
 
     old = tmp_path / "old"
     old.mkdir()

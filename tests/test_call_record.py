@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from mobility_env import MobilityEnv
 from mobility_env.actions import ERROR_TYPES
-from mobility_env.episode import RecordedCall, new_recorded_call
+from mobility_env.mobilitybench.episode import RecordedCall, new_recorded_call
 from mobility_env.errors import CorruptDataError
-from mobility_env.trajectory import (CallRecord, ErrorKind, LazyJSON, MatchKind, Trajectory, error_kind,
-                                     new_call_record)
+from mobility_env.trajectory import ErrorKind, LazyJSON, MatchKind, error_kind
+from mobility_env.mobilitybench.trajectory import CallRecord, Trajectory, new_call_record
 
 
 def _containers(inner):

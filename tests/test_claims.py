@@ -1,11 +1,11 @@
-"""Claim extraction (mobility_rewards.claims): every claim, in both scripts, with negation and periods."""
+"""Claim extraction (mobility_rewards.mobilitybench.claims): every claim, in both scripts, with negation and periods."""
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mobility_rewards.claims import (clock_claims, hedged_quantities, highway_claims, money_claims, normalize_answer,
-                                     skips_waypoint, stated_modes, traffic_claims, weather_claims, weather_compatible,
-                                     weather_labels_of)
+from mobility_rewards.mobilitybench.claims import (clock_claims, hedged_quantities, highway_claims, money_claims,
+                                                   normalize_answer, skips_waypoint, stated_modes, traffic_claims,
+                                                   weather_claims, weather_compatible, weather_labels_of)
 from mobility_rewards.units import parse_distances, parse_durations
 
 _CN = "零一二三四五六七八九"
@@ -101,7 +101,7 @@ def test_hostile_answers_end_as_failed_checks_not_errors():
     never passed."""
     from pathlib import Path
 
-    from mobility_env.loaders import load_episodes
+    from mobility_env.mobilitybench.loaders import load_episodes
     from mobility_rewards import gold_trajectory, score_episode
 
     data = Path(__file__).resolve().parents[1] / "datasets" / "default"

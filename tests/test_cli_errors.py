@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mobility_agents.oracle import OracleAgent
+from mobility_agents.baselines.mobilitybench.oracle import OracleAgent
 from mobility_agents.runner import RunConfig, run_local
 from mobility_env.cli import main
 

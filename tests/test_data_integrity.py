@@ -21,13 +21,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from mobility_env import load_episodes
-from mobility_env.build import (CHECKSUM, MANIFEST_FILE, DerivedFileWarning, UnverifiedDataWarning, build_directory,
-                                check_built_directory)
+from mobility_env.mobilitybench.build import (CHECKSUM, MANIFEST_FILE, DerivedFileWarning, UnverifiedDataWarning,
+                                              build_directory, check_built_directory)
 from mobility_env.errors import ConfigError, CorruptDataError, DataFileError, RowError, SandboxError
 from mobility_env.literal import EXCEL_CELL_LIMIT, MAX_CELL_BYTES, parse_cell
-from mobility_env.index_build import write_replay_index
-from mobility_env.sandbox import Sandbox
-from mobility_env.store import BUNDLED_DIR, resolve_data
+from mobility_env.mobilitybench.index_build import write_replay_index
+from mobility_env.mobilitybench.sandbox import Sandbox
+from mobility_env.mobilitybench.store import BUNDLED_DIR, resolve_data
 from mobility_env.tools import validate_call
 
 SMALL = (7, 8, 9)  # sample rows with small cells (Traffic Info Query)
@@ -366,7 +366,7 @@ _EPISODES_ARROW_PROBE = textwrap.dedent("""
     import json, random, shutil, sys, warnings
     from pathlib import Path
     warnings.simplefilter("ignore")
-    from mobility_env.store import resolve_data
+    from mobility_env.mobilitybench.store import resolve_data
     source, work, seeds = Path(sys.argv[1]), Path(sys.argv[2]), json.loads(sys.argv[3])
     def episodes(path):
         store = resolve_data(path)

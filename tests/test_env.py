@@ -11,11 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mobility_env  # noqa: F401  (registers MobilityBench-v0)
-import mobility_rewards.metrics
-from mobility_env.env import MobilityEnv
-from mobility_env.observation import format_response
+import mobility_rewards.mobilitybench.metrics
+from mobility_env.mobilitybench.env import MobilityEnv
+from mobility_env.mobilitybench.observation import format_response
 
-METRIC_KEYS = set(mobility_rewards.metrics.METRIC_KEYS) | set(mobility_rewards.metrics.EXTRA_METRIC_KEYS)
+METRIC_KEYS = (set(mobility_rewards.mobilitybench.metrics.METRIC_KEYS)
+               | set(mobility_rewards.mobilitybench.metrics.EXTRA_METRIC_KEYS))
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +150,7 @@ def test_step_before_reset_raises_reset_needed(sample_csv):
 
 
 def test_finish_reports_metrics_and_trajectory(real_env, sample_episodes):
-    from mobility_agents.oracle import OracleAgent
+    from mobility_agents.baselines.mobilitybench.oracle import OracleAgent
 
     episode = next(e for e in sample_episodes if e.task_scenario == "Weather Query")
     record = OracleAgent().run_episode(real_env, episode.episode_id)
@@ -161,7 +162,7 @@ def test_finish_reports_metrics_and_trajectory(real_env, sample_episodes):
 
 def test_oracle_return_is_maximal_against_deviations(real_env, sample_episodes):
     """Dropping, repeating or corrupting a gold call never beats the gold trajectory."""
-    from mobility_agents.oracle import OracleAgent
+    from mobility_agents.baselines.mobilitybench.oracle import OracleAgent
 
     checked = 0
     for episode in sample_episodes[::7]:
@@ -329,9 +330,9 @@ def test_injected_scorer_through_gymnasium_make(sample_csv):
 
 def test_default_scorer_is_the_scorer_of_a_plain_env(real_env, sample_episodes):
     """MobilityEnv(reward_weights=w) and MobilityEnv(scorer=DefaultScorer(w)) pay and judge the same."""
-    from mobility_agents.oracle import OracleAgent
-    from mobility_rewards.scorer import DefaultScorer
-    from mobility_rewards.shaping import RewardWeights
+    from mobility_agents.baselines.mobilitybench.oracle import OracleAgent
+    from mobility_rewards.mobilitybench.scorer import DefaultScorer
+    from mobility_rewards.mobilitybench.shaping import RewardWeights
 
     weights = {"ID": 0.25, "PF": 0.5, "redundant_call": -0.2}
     plain = MobilityEnv(store=real_env.store, reward_weights=weights)

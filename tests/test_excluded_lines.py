@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mobility_env.official import episode_from_row, is_line_name, parse_excluded_lines
-from mobility_rewards.audit import audit_episode, audit_episodes, blocking_episode_ids
+from mobility_env.mobilitybench.official import episode_from_row, is_line_name, parse_excluded_lines
+from mobility_rewards.mobilitybench.audit import audit_episode, audit_episodes, blocking_episode_ids
 
 # ----------------------------------------------------------------------------- the official forms
 

@@ -18,19 +18,19 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from mobility_agents.chat_messages import chat_template_messages, split_by_agent_role
+from mobility_agents.llm.messages import chat_template_messages, split_by_agent_role
 from mobility_agents.export import (EXPORT_FORMAT_VERSION, EXPORT_METADATA_KEY, RUN_METADATA_KEY, TRAJECTORY_SCHEMA,
                                     export_run, group_advantages)
-from mobility_agents.llm import LLMConfig
-from mobility_agents.mobilepa import PhoneOracleAgent
-from mobility_agents.oracle import OracleAgent
-from mobility_agents.plan_execute import PlanExecuteAgent
-from mobility_agents.react import ReActAgent
-from mobility_agents.rule import RuleAgent
+from mobility_agents.llm.client import LLMConfig
+from mobility_agents.baselines.mobilepa.scripted import PhoneOracleAgent
+from mobility_agents.baselines.mobilitybench.oracle import OracleAgent
+from mobility_agents.llm.plan_execute import PlanExecuteAgent
+from mobility_agents.llm.react import ReActAgent
+from mobility_agents.baselines.mobilitybench.rule import RuleAgent
 from mobility_agents.runner import RunConfig, run_local
 from mobility_agents.targets import MOBILEPA
 from mobility_env.cli import main
-from mobility_env.env import MobilityEnv
+from mobility_env.mobilitybench.env import MobilityEnv
 from mobility_env.errors import DataFileError
 from mobility_env.mobilepa.env import MobilePAEnv
 from mobility_env.tools import openai_tools
@@ -92,7 +92,7 @@ def runs(tmp_path_factory) -> dict[str, Path]:
 
     run("oracle", OracleAgent, episodes)
     run("rule", RuleAgent, episodes)
-    from mobility_agents.phone_rule import PhoneRuleAgent
+    from mobility_agents.baselines.mobilepa.rule import PhoneRuleAgent
 
     run("phone-oracle", PhoneOracleAgent, tasks, MOBILEPA)
     run("phone-rule", PhoneRuleAgent, tasks, MOBILEPA)

@@ -29,19 +29,19 @@ from hypothesis import strategies as st
 from rapidfuzz import fuzz, process
 
 from mobility_env import MobilityEnv
-from mobility_env.build import SANDBOX_SCHEMA, build_directory
+from mobility_env.mobilitybench.build import SANDBOX_SCHEMA, build_directory
 from mobility_env.canonical import canonical_request
-from mobility_env.episode import Episode, RecordedCall, ToolCall
-from mobility_env.observation import format_response
+from mobility_env.mobilitybench.episode import Episode, RecordedCall, ToolCall
+from mobility_env.mobilitybench.observation import format_response
 from mobility_env.errors import CorruptDataError
-from mobility_env import replay_index
-from mobility_env.index_build import write_replay_index
-from mobility_env.index_format import grid_reach
+from mobility_env.mobilitybench import replay_index
+from mobility_env.mobilitybench.index_build import write_replay_index
+from mobility_env.mobilitybench.index_format import grid_reach
 from mobility_env.layout import ARROW_FILE, EPISODES_ARROW_FILE, INDEX_DIR
-from mobility_env.replay_index import ReplayIndex
+from mobility_env.mobilitybench.replay_index import ReplayIndex
 from mobility_env.geo import haversine_m
-from mobility_env.sandbox import FUZZY_KINDS, LookupConfig, Sandbox
-from mobility_env.store import resolve_data
+from mobility_env.mobilitybench.sandbox import FUZZY_KINDS, LookupConfig, Sandbox
+from mobility_env.mobilitybench.store import resolve_data
 from mobility_env.tools import TOOLS, canonical_tool_name, validate_call
 
 ROUTES = ("driving_route", "walking_route", "bicycling_route", "bus_route")
@@ -344,7 +344,7 @@ def test_nearest_grid_across_the_antimeridian_and_near_the_poles(tmp_path, confi
 # ----------------------------------------------------------------------------- old directories, sharing
 def test_old_style_directory_opens_and_serves_the_env(old_style_dir, synth_dir, caplog):
     assert not (old_style_dir / ARROW_FILE).exists() and not (old_style_dir / INDEX_DIR).exists()
-    with caplog.at_level("INFO", logger="mobility_env.sandbox"):
+    with caplog.at_level("INFO", logger="mobility_env.mobilitybench.sandbox"):
         box = Sandbox.open(old_style_dir)
         assert box.index.episodes is None and not box.index.compact_ok
     assert any("no prebuilt replay index" in r.getMessage() and "mobility-env index" in r.getMessage()

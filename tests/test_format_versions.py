@@ -26,12 +26,12 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from mobility_env import observation
-from mobility_env.build import MANIFEST_FILE, FormatVersionWarning, record_files
-from mobility_env.index_build import write_replay_index
-from mobility_env.index_format import INDEX_VERSION, META_FILE
+from mobility_env.mobilitybench import observation
+from mobility_env.mobilitybench.build import MANIFEST_FILE, FormatVersionWarning, record_files
+from mobility_env.mobilitybench.index_build import write_replay_index
+from mobility_env.mobilitybench.index_format import INDEX_VERSION, META_FILE
 from mobility_env.layout import INDEX_DIR
-from mobility_env.sandbox import Sandbox
+from mobility_env.mobilitybench.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = ROOT / "datasets" / "default"
@@ -169,7 +169,7 @@ def _episode_ids() -> list[str]:
 
 def _observations(data: Path, episode_ids: list[str]) -> list[str]:
     """Every observation of the gold calls of ``episode_ids``, played through the env (compact format)."""
-    from mobility_env.env import MobilityEnv
+    from mobility_env.mobilitybench.env import MobilityEnv
 
     env = MobilityEnv(data)
     seen = []
@@ -221,7 +221,7 @@ def test_a_hash_versioned_directory_is_named_as_such(bundled_copy):
 
 
 def test_another_index_version_warns_and_builds_the_index_in_memory(bundled_copy, monkeypatch):
-    from mobility_env import replay_index
+    from mobility_env.mobilitybench import replay_index
 
     ids = _episode_ids()[:12]
     expected = _observations(BUNDLED, ids)
@@ -235,7 +235,7 @@ def test_another_index_version_warns_and_builds_the_index_in_memory(bundled_copy
 
 # ----------------------------------------------------------------------------- runs
 def _run(out: Path, limit: int = 2, **kwargs: Any) -> list[dict[str, Any]]:
-    from mobility_agents.oracle import OracleAgent
+    from mobility_agents.baselines.mobilitybench.oracle import OracleAgent
     from mobility_agents.runner import RunConfig, run_local
 
     return run_local(OracleAgent, RunConfig(out_dir=out, limit=limit, progress=False, meta={"agent": "oracle"},
@@ -252,8 +252,8 @@ def _cli(capsys, *args: str) -> str:
 
 def test_runs_record_versions_and_refuse_resume_across_them(tmp_path, monkeypatch):
     from mobility_agents.runner import ResumeMismatch
-    from mobility_rewards import shaping
-    from mobility_rewards.shaping import format_versions
+    from mobility_rewards.mobilitybench import shaping
+    from mobility_rewards.mobilitybench.shaping import format_versions
 
     out = tmp_path / "run"
     _run(out)
@@ -287,7 +287,7 @@ def test_runs_record_versions_and_refuse_resume_across_them(tmp_path, monkeypatc
 
 
 def test_eval_and_report_say_which_versions_scored_what(tmp_path, monkeypatch, capsys):
-    from mobility_rewards import shaping
+    from mobility_rewards.mobilitybench import shaping
 
     reward, verdict = shaping.REWARD_VERSION, shaping.VERDICT_VERSION
     other_reward, other_verdict = reward + 100, verdict + 100  # patched in below: differ from this code's
@@ -323,7 +323,7 @@ def _regenerate() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from conftest import SAMPLE_CSV
 
-    from mobility_env.loaders import load_episodes
+    from mobility_env.mobilitybench.loaders import load_episodes
 
     snapshot = generate_snapshot(load_episodes(SAMPLE_CSV))
     path = GOLDEN_DIR / f"compact_v{snapshot['observation_version']}.json"

@@ -21,7 +21,7 @@ import mobility_env  # noqa: F401  (registers MobilityBench-v0)
 from mobility_env.actions import (ERROR_TYPES, MAX_ACTION_CHARS, MAX_NUMBER_DIGITS, MAX_STRING_CHARS, ActionLimits,
                                   bounded_copy, parse_action)
 from mobility_env.canonical import _canonical_point_text
-from mobility_env.env import MobilityEnv
+from mobility_env.mobilitybench.env import MobilityEnv
 from mobility_env.errors import ConfigError
 from mobility_env.tools import TOOLS, _parse_coordinate_text, bounded_text_cache
 
@@ -272,7 +272,7 @@ def cache_entries(function) -> int:
 
 def test_huge_strings_leave_caches_and_records_bounded():
     """Distinct long texts (1.7 GB was kept after 800 x 1 MB coordinates before the caps) are never cached or kept."""
-    from mobility_rewards.slots import _cached_fold, _cached_point
+    from mobility_rewards.mobilitybench.slots import _cached_fold, _cached_point
 
     env = MobilityEnv(max_steps=1_000)  # no truncation, so no scoring, inside the loop
     env.reset(seed=4)

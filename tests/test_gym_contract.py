@@ -19,11 +19,11 @@ from gymnasium.utils.env_checker import check_env, data_equivalence
 
 import mobility_env
 from mobility_env.actions import ActionLimits, parse_action
-from mobility_env.env import MAX_OBSERVATION_CHARS, MobilityEnv
+from mobility_env.mobilitybench.env import MAX_OBSERVATION_CHARS, MobilityEnv
 from mobility_env.errors import ConfigError
 from mobility_env.spaces import SharedTexts, ToolCallSpace, UnicodeText
 from mobility_env.suites import env_ids
-from mobility_env.tool_samples import map_tool_space
+from mobility_env.mobilitybench.tool_samples import map_tool_space
 from mobility_env.tools import MAP_TOOLS, TOOLS, validate_call
 
 #: Every suite's registered env: each contract test runs on each (a suite registry can replace this list).
@@ -232,7 +232,7 @@ def test_sampled_actions_are_members_and_name_an_offered_tool(env_id):
 # --------------------------------------------------------------------------- the spaces
 def test_old_import_paths_still_work():
     import mobility_env.actions as actions
-    import mobility_env.env as env_module
+    import mobility_env.mobilitybench.env as env_module
     from mobility_env import spaces, wrappers
 
     assert actions.ToolCallSpace is spaces.ToolCallSpace

@@ -5,7 +5,7 @@ Layers, lowest first; a module may import its own layer and the layers below, ne
 0. **kernel**: ``mobility_env.*`` (episodes, loaders, tools, sandbox, build, stores, the
    :class:`~mobility_env.scoring.Scorer` protocol, the synthetic generator), except below;
 1. **scoring**: ``mobility_rewards.*``;
-2. **env**: ``mobility_env.env``, ``mobility_env.mobilepa.env``, each suite's runtime part
+2. **env**: ``mobility_env.mobilitybench.env``, ``mobility_env.mobilepa.env``, each suite's runtime part
    (``mobility_env.mobilitybench.suite``, ``mobility_env.mobilepa.suite``: its data and env) and ``mobility_env``
    itself (its ``__init__`` registers ``MobilityBench-v0`` and ``MobilePA-v0``, their Gymnasium ids and their suite
    entries, and resolves ``mobility_env.MobilityEnv`` lazily);
@@ -18,6 +18,11 @@ Every import counts, wherever it stands: at module level, deferred inside a func
 arguments, registration entry points ``"pkg.mod:Attr"``). ``mobility_env/__init__.py`` runs
 before every kernel module, so its own module-level imports must stay in the kernel. Import
 cycles (import statements, deferred ones included) are checked among the modules of each package.
+
+Across the layers runs the horizontal rule: each suite is a folder in each package (``SUITES``), everything else
+is the shared core or joins the suites (``JOINING``: registration, the command line, reports over both, the answer
+generators); the core refers to no suite, and a suite to no other suite, except the maps-and-travel bridge
+(``BRIDGE``, each entry still in use).
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ PACKAGE_DIRS = {"mobility_env": REPO / "mobility_env", "mobility_rewards": REPO 
 KERNEL, SCORING, ENV, COMPOSITION = 0, 1, 2, 3
 LAYER_NAMES = {KERNEL: "kernel", SCORING: "scoring", ENV: "env", COMPOSITION: "composition"}
 # each suite's runtime part (mobility_env.*.suite) builds its env: env layer
-ENV_MODULES = frozenset({"mobility_env", "mobility_env.env", "mobility_env.mobilepa.env",
+ENV_MODULES = frozenset({"mobility_env", "mobility_env.mobilitybench.env", "mobility_env.mobilepa.env",
                          "mobility_env.mobilitybench.suite", "mobility_env.mobilepa.suite"})
 COMPOSITION_MODULES = frozenset({"mobility_env.cli", "mobility_env.synth.commands"})
 
@@ -202,10 +207,65 @@ def import_cycles(refs: list[Reference], package: str) -> list[frozenset[str]]:
 @pytest.fixture(scope="module")
 def project_refs() -> list[Reference]:
     modules = discover_modules()
-    expected = {"mobility_env.env", "mobility_env.sandbox", "mobility_rewards.shaping", "mobility_agents.runner"}
+    expected = {"mobility_env.mobilitybench.env", "mobility_env.mobilitybench.sandbox",
+                "mobility_rewards.mobilitybench.shaping", "mobility_agents.runner"}
     assert expected <= set(modules)
     return all_references({name: (path.read_text(encoding="utf-8"), is_package)
                            for name, (path, is_package) in modules.items()})
+
+
+# ---------------------------------------------------------------- the horizontal rule
+
+# Each suite is a folder in each package; the shared core (every other module of mobility_env and mobility_rewards)
+# knows no suite. A suite's modules refer to the core, never to another suite's modules, except the bridge below.
+SUITES = {
+    "mobilitybench": ("mobility_env.mobilitybench", "mobility_env.synth", "mobility_rewards.mobilitybench",
+                      "mobility_agents.baselines.mobilitybench"),
+    "mobilepa": ("mobility_env.mobilepa", "mobility_rewards.mobilepa", "mobility_agents.baselines.mobilepa"),
+}
+# Modules that join the suites (registration, the command line, the reports over both, the answer generators that
+# probe both): they may name any suite. Everything else outside a suite folder is core.
+JOINING = frozenset({"mobility_env", "mobility_env.cli", "mobility_env.synth.commands", "mobility_rewards",
+                     "mobility_rewards.commands", "mobility_rewards.repeats", "mobility_rewards.suites"})
+JOINING_PACKAGES = ("mobility_agents", "mobility_rewards.probes")  # composition, and the generators of both suites
+# The maps-and-travel bridge: MobilePA's maps & travel domain replays MobilityBench's recorded map responses
+# (its store, its compact observations) and draws its parameters with MobilityBench's tool samples.
+BRIDGE = frozenset({
+    ("mobility_env.mobilepa.domains.maps_travel", "mobility_env.mobilitybench.observation"),
+    ("mobility_env.mobilepa.domains.maps_travel", "mobility_env.mobilitybench.sandbox"),
+    ("mobility_env.mobilepa.domains.maps_travel", "mobility_env.mobilitybench.store"),
+    ("mobility_env.mobilepa.generate_world", "mobility_env.mobilitybench.observation"),
+    ("mobility_env.mobilepa.generate_world", "mobility_env.mobilitybench.store"),
+    ("mobility_env.mobilepa.params", "mobility_env.mobilitybench.tool_samples"),
+})
+
+
+def suite_of(module: str) -> str | None:
+    if module in JOINING:
+        return None
+    for suite, prefixes in SUITES.items():
+        if any(module == prefix or module.startswith(prefix + ".") for prefix in prefixes):
+            return suite
+    return None
+
+
+def is_joining(module: str) -> bool:
+    return module in JOINING or any(module == p or module.startswith(p + ".") for p in JOINING_PACKAGES)
+
+
+def horizontal_violations(refs: list[Reference]) -> list[str]:
+    """One line per reference from a suite to another suite (outside the bridge) or from the core to any suite."""
+    problems = []
+    for ref in refs:
+        target = suite_of(ref.target)
+        if target is None or is_joining(ref.source):
+            continue
+        source = suite_of(ref.source)
+        if source == target or (ref.source, ref.target) in BRIDGE:
+            continue
+        where = f"suite {source}" if source else "the core"
+        problems.append(f"{ref.source}:{ref.line} ({where}) refers to {ref.target} (suite {target})")
+    return problems
 
 
 # ---------------------------------------------------------------- the project
@@ -215,12 +275,42 @@ def test_no_import_points_up_the_layers(project_refs):
     assert layer_violations(project_refs) == []
 
 
+def test_suites_refer_to_the_core_never_to_each_other(project_refs):
+    assert horizontal_violations(project_refs) == []
+
+
+def test_the_bridge_is_still_used(project_refs):
+    # an entry nothing uses any more is deleted, so the list stays the bridge and not a list of exemptions
+    used = {(ref.source, ref.target) for ref in project_refs}
+    assert sorted(BRIDGE - used) == []
+
+
+@pytest.mark.parametrize("module, source, flagged", [
+    ("mobility_env.mobilepa.state", "from mobility_env.mobilitybench.episode import Episode\n", True),
+    ("mobility_rewards.mobilitybench.verify", "def f():\n    from mobility_rewards.mobilepa import verify\n", True),
+    ("mobility_env.actions", "from mobility_env.mobilitybench.tools import X\n", True),
+    ("mobility_rewards.runs", "NAME = 'mobility_rewards.mobilepa.verify'\n", True),
+    ("mobility_env.mobilepa.params", "from ..mobilitybench.tool_samples import sample_coordinate\n", False),
+    ("mobility_rewards.suites", "from .mobilepa.verify import PhoneScorer\n", False),
+    ("mobility_agents.runner", "from mobility_agents.baselines.mobilepa.rule import PhoneRuleAgent\n", False),
+    ("mobility_env.mobilepa.state", "from mobility_env.reading.quantities import quantities\n", False),
+])
+def test_horizontal_checker(module, source, flagged):
+    known = {"mobility_env.mobilitybench.episode", "mobility_rewards.mobilepa.verify",
+             "mobility_env.mobilitybench.tools",
+             "mobility_env.mobilitybench.tool_samples", "mobility_agents.baselines.mobilepa.rule",
+             "mobility_env.reading.quantities"}
+    problems = horizontal_violations(references(module, source, known))
+    assert len(problems) == int(flagged), problems
+
+
 def test_the_env_gets_its_default_scorer_from_the_scoring_layer(project_refs):
-    env_refs = {ref.target for ref in project_refs if ref.source == "mobility_env.env"}
-    assert "mobility_rewards.scorer" in env_refs and "mobility_env.scoring" in env_refs
+    env_refs = {ref.target for ref in project_refs if ref.source == "mobility_env.mobilitybench.env"}
+    assert "mobility_rewards.mobilitybench.scorer" in env_refs and "mobility_env.scoring" in env_refs
     # the scorer protocol is kernel: the scoring layer implements it without importing the env
     assert layer_of("mobility_env.scoring") == KERNEL
-    assert "mobility_env.scoring" in {ref.target for ref in project_refs if ref.source == "mobility_rewards.scorer"}
+    scorer_refs = {ref.target for ref in project_refs if ref.source == "mobility_rewards.mobilitybench.scorer"}
+    assert "mobility_env.scoring" in scorer_refs
 
 
 @pytest.mark.parametrize("package", sorted(PACKAGE_DIRS))
@@ -233,8 +323,9 @@ def test_no_import_cycles(project_refs, package):
 # ---------------------------------------------------------------- the checker itself
 
 
-FAKE_KNOWN = {"mobility_env", "mobility_env.tools", "mobility_env.sandbox", "mobility_env.env", "mobility_env.cli",
-              "mobility_rewards", "mobility_rewards.shaping", "mobility_agents", "mobility_agents.runner"}
+FAKE_KNOWN = {"mobility_env", "mobility_env.tools", "mobility_env.mobilitybench.sandbox",
+              "mobility_env.mobilitybench.env", "mobility_env.cli", "mobility_rewards",
+              "mobility_rewards.mobilitybench.shaping", "mobility_agents", "mobility_agents.runner"}
 
 
 def _violations(module: str, source: str, *, is_package: bool = False) -> list[str]:
@@ -242,20 +333,23 @@ def _violations(module: str, source: str, *, is_package: bool = False) -> list[s
 
 
 @pytest.mark.parametrize("module, source", [
-    ("mobility_env.sandbox", "import mobility_rewards.shaping\n"),
-    ("mobility_env.sandbox", "def score():\n    from mobility_rewards.shaping import RewardShaper\n"),
-    ("mobility_env.sandbox",
+    ("mobility_env.mobilitybench.sandbox", "import mobility_rewards.mobilitybench.shaping\n"),
+    ("mobility_env.mobilitybench.sandbox",
+     "def score():\n    from mobility_rewards.mobilitybench.shaping import RewardShaper\n"),
+    ("mobility_env.mobilitybench.sandbox",
      "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from mobility_agents import runner\n"),
-    ("mobility_env.sandbox", "import importlib\nMOD = importlib.import_module('mobility_rewards.shaping')\n"),
-    ("mobility_env.sandbox", "from .env import MobilityEnv\n"),
-    ("mobility_env.sandbox", "from . import cli\n"),
-    ("mobility_env.tools", "ENTRY = 'mobility_env.env:MobilityEnv'\n"),
-    ("mobility_rewards.shaping", "from mobility_agents.runner import run\n"),
-    ("mobility_rewards.shaping", "from mobility_env import env\n"),
-    ("mobility_rewards.shaping", "def make():\n    from mobility_env.env import MobilityEnv\n"),
-    ("mobility_env.env", "from mobility_agents import runner\n"),
-    ("mobility_env", "from mobility_rewards import shaping\n"),
-    ("mobility_env", "from .env import MobilityEnv\n"),
+    ("mobility_env.mobilitybench.sandbox",
+     "import importlib\nMOD = importlib.import_module('mobility_rewards.mobilitybench.shaping')\n"),
+    ("mobility_env.mobilitybench.sandbox", "from .env import MobilityEnv\n"),
+    ("mobility_env.mobilitybench.sandbox", "from .. import cli\n"),
+    ("mobility_env.tools", "ENTRY = 'mobility_env.mobilitybench.env:MobilityEnv'\n"),
+    ("mobility_rewards.mobilitybench.shaping", "from mobility_agents.runner import run\n"),
+    ("mobility_rewards.mobilitybench.shaping", "from mobility_env.mobilitybench import env\n"),
+    ("mobility_rewards.mobilitybench.shaping",
+     "def make():\n    from mobility_env.mobilitybench.env import MobilityEnv\n"),
+    ("mobility_env.mobilitybench.env", "from mobility_agents import runner\n"),
+    ("mobility_env", "from mobility_rewards.mobilitybench import shaping\n"),
+    ("mobility_env", "from .mobilitybench.env import MobilityEnv\n"),
 ])
 def test_checker_flags_a_wrong_way_import(module, source):
     problems = _violations(module, source, is_package=module in ("mobility_env", "mobility_rewards"))
@@ -263,14 +357,19 @@ def test_checker_flags_a_wrong_way_import(module, source):
 
 
 @pytest.mark.parametrize("module, source", [
-    ("mobility_env.sandbox", "from .tools import TOOLS\nimport mobility_env.tools\n"),
-    ("mobility_env.sandbox", '"""Used by mobility_rewards.shaping and mobility_agents.runner."""\n'),
-    ("mobility_env.sandbox", "MESSAGE = 'see mobility_rewards.shaping for the rewards'\n"),
-    ("mobility_rewards.shaping", "from mobility_env.tools import TOOLS\nfrom mobility_env import sandbox\n"),
-    ("mobility_env.env", "from mobility_rewards.shaping import RewardShaper\nfrom . import tools\n"),
-    ("mobility_env.cli", "MODULES = ('mobility_agents.runner', 'mobility_rewards.shaping')\n"),
-    ("mobility_env", "ENTRY = 'mobility_env.env:MobilityEnv'\ndef load():\n    import mobility_env.env\n"),
-    ("mobility_agents.runner", "from mobility_env.env import MobilityEnv\nfrom mobility_rewards import shaping\n"),
+    ("mobility_env.mobilitybench.sandbox", "from .tools import TOOLS\nimport mobility_env.tools\n"),
+    ("mobility_env.mobilitybench.sandbox",
+     '"""Used by mobility_rewards.mobilitybench.shaping and mobility_agents.runner."""\n'),
+    ("mobility_env.mobilitybench.sandbox", "MESSAGE = 'see mobility_rewards.mobilitybench.shaping for the rewards'\n"),
+    ("mobility_rewards.mobilitybench.shaping",
+     "from mobility_env.tools import TOOLS\nfrom mobility_env.mobilitybench import sandbox\n"),
+    ("mobility_env.mobilitybench.env",
+     "from mobility_rewards.mobilitybench.shaping import RewardShaper\nfrom . import tools\n"),
+    ("mobility_env.cli", "MODULES = ('mobility_agents.runner', 'mobility_rewards.mobilitybench.shaping')\n"),
+    ("mobility_env",
+     "ENTRY = 'mobility_env.mobilitybench.env:MobilityEnv'\ndef load():\n    import mobility_env.mobilitybench.env\n"),
+    ("mobility_agents.runner",
+     "from mobility_env.mobilitybench.env import MobilityEnv\nfrom mobility_rewards.mobilitybench import shaping\n"),
 ])
 def test_checker_accepts_a_right_way_import(module, source):
     assert _violations(module, source, is_package=module == "mobility_env") == []
@@ -288,10 +387,10 @@ def test_relative_imports_resolve_from_modules_and_packages():
 
 
 def test_deferred_imports_are_marked_and_still_count():
-    source = "import mobility_env.tools\ndef f():\n    import mobility_rewards.shaping\n"
-    refs = references("mobility_env.sandbox", source, FAKE_KNOWN)
+    source = "import mobility_env.tools\ndef f():\n    import mobility_rewards.mobilitybench.shaping\n"
+    refs = references("mobility_env.mobilitybench.sandbox", source, FAKE_KNOWN)
     assert [(r.target, r.module_level) for r in refs] == [("mobility_env.tools", True),
-                                                          ("mobility_rewards.shaping", False)]
+                                                          ("mobility_rewards.mobilitybench.shaping", False)]
     assert len(layer_violations(refs)) == 1
 
 

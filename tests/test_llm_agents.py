@@ -12,19 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from mobility_agents.llm import LLMClient, LLMConfig, parse_text_actions
-from mobility_agents.oracle import OracleAgent
-from mobility_agents.plan_execute import PlanExecuteAgent
+from mobility_agents.llm.client import LLMClient, LLMConfig, parse_text_actions
+from mobility_agents.baselines.mobilitybench.oracle import OracleAgent
+from mobility_agents.llm.plan_execute import PlanExecuteAgent
 from mobility_agents.prompts import PROMPT_NAMES, render_prompt
-from mobility_agents.react import ReActAgent
+from mobility_agents.llm.react import ReActAgent
 from mobility_agents.runner import RunConfig, read_results, run_local
-from mobility_env.env import MobilityEnv
-from mobility_env.episode import SCENARIOS
+from mobility_env.mobilitybench.env import MobilityEnv
+from mobility_env.mobilitybench.episode import SCENARIOS
 from mobility_env.errors import ConfigError
 from openai_server import (MODEL, ScriptedOpenAIServer, bad_request, context_overflow, delayed, finish_turn,
                            gold_actions, plan_execute_script, rate_limited, react_script, server_error, text_turn,
                            tool_call, tool_turn)
-from mobility_rewards.plan import ATOMIC_STEPS
+from mobility_rewards.mobilitybench.plan import ATOMIC_STEPS
 
 FAST = {"timeout_s": 2.0, "max_retries": 2, "backoff_s": 0.01, "backoff_max_s": 0.5}
 

@@ -23,13 +23,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mobility_agents.base import Agent, FatalAgentError
-from mobility_agents.llm import (EndpointDown, EndpointError, EndpointProtocolError, EndpointRejected, LLMClient,
-                                 LLMConfig, parse_text_actions)
-from mobility_agents.oracle import OracleAgent
-from mobility_agents.plan_execute import PlanExecuteAgent, parse_report, worker_note
-from mobility_agents.react import ReActAgent
-from mobility_agents.rule import RuleAgent
-from mobility_env.env import MobilityEnv
+from mobility_agents.llm.client import (EndpointDown, EndpointError, EndpointProtocolError, EndpointRejected, LLMClient,
+                                        LLMConfig, parse_text_actions)
+from mobility_agents.baselines.mobilitybench.oracle import OracleAgent
+from mobility_agents.llm.plan_execute import PlanExecuteAgent, parse_report, worker_note
+from mobility_agents.llm.react import ReActAgent
+from mobility_agents.baselines.mobilitybench.rule import RuleAgent
+from mobility_env.mobilitybench.env import MobilityEnv
 from mobility_env.errors import ConfigError, MobilityEnvError
 from openai_server import (MODEL, ScriptedOpenAIServer, bad_request, connection_reset, cut_off, empty_choices,
                            finish_turn, garbage, gold_actions, hang, huge_reply, plan_execute_script, rate_limited,

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mobility_env import load_episodes
-from mobility_env.build import MANIFEST_FILE, build_directory
+from mobility_env.mobilitybench.build import MANIFEST_FILE, build_directory
 from mobility_env.errors import DataFileError, RowError
 
 ROWS = (7, 8, 9, 10, 1)     # four small Traffic Info rows and a 6 KB route row of the real sample
@@ -276,7 +276,7 @@ _DIRECTORY_PROBE = textwrap.dedent("""
     warnings.simplefilter("ignore")
     from mobility_env import load_episodes
     from mobility_env.errors import DataFileError, MobilityEnvError
-    from mobility_env.store import resolve_data
+    from mobility_env.mobilitybench.store import resolve_data
     from mobility_env.tools import validate_call
 
     source, work, cases, verified = Path(sys.argv[1]), Path(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4] == "1"

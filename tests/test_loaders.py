@@ -7,11 +7,11 @@ from collections import Counter
 
 import pytest
 
-from mobility_env.build import build_directory
-from mobility_env.episode import FAMILY_OF, SCENARIOS
+from mobility_env.mobilitybench.build import build_directory
+from mobility_env.mobilitybench.episode import FAMILY_OF, SCENARIOS
 from mobility_env.errors import DataFileError, RowError
-from mobility_env.loaders import load_episodes
-from mobility_env.official import episode_to_row
+from mobility_env.mobilitybench.loaders import load_episodes
+from mobility_env.mobilitybench.official import episode_to_row
 
 from conftest import SAMPLE_ROWS, SAMPLE_TRUNCATED
 
@@ -117,7 +117,7 @@ def test_identical_rows_are_both_kept_with_distinct_ids(sample_table, write_csv,
 
 # ----------------------------------------------------------------------------- lossless round trips
 def test_csv_to_built_directory_round_trip_is_lossless(sample_episodes, built_dir):
-    # the contract files, plus the derived memory-mapped replay index (mobility_env.replay_index)
+    # the contract files, plus the derived memory-mapped replay index (mobility_env.mobilitybench.replay_index)
     assert sorted(p.name for p in built_dir.iterdir()) == ["episodes.arrow", "episodes.parquet", "manifest.json",
                                                            "sandbox.arrow", "sandbox.parquet", "sandbox_index"]
     back = load_episodes(built_dir)
@@ -275,7 +275,7 @@ def test_built_directory_with_broken_sandbox_is_a_typed_error(built_dir, tmp_pat
 def test_a_header_of_100000_columns_is_read_and_its_duplicate_named(tmp_path):
     """The duplicate-column check counts each name once (it was a list.count per column: 40,000 columns took 35 s,
     now milliseconds; see the closing note's measurements); the duplicate is still named."""
-    from mobility_env.official import CORE_COLUMNS
+    from mobility_env.mobilitybench.official import CORE_COLUMNS
 
     path = tmp_path / "wide.csv"
     path.write_text(",".join([*CORE_COLUMNS, *(f"c{i}" for i in range(100_000)), "c7"]) + "\n", encoding="utf-8")

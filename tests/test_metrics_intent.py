@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mobility_env.episode import SCENARIOS, SCENARIOS_BY_FAMILY
-from mobility_rewards.intent import SCENARIO_ALIASES, fold_label, intent_score, label_core
+from mobility_env.mobilitybench.episode import SCENARIOS, SCENARIOS_BY_FAMILY
+from mobility_rewards.mobilitybench.intent import SCENARIO_ALIASES, fold_label, intent_score, label_core
 
 RIGHT = [
     ("天气情况", "Weather Query"), ("天气查询", "Weather Query"), ("weather forecast", "Weather Query"),
@@ -21,7 +21,7 @@ RIGHT = [
     ("preference-constrained route planning", "Option-Constrained Route Planning"),
     ("preference-constrained route planning", "Route-Constrained Planning"),
     ("偏好约束路线规划", "Route-Constrained Planning"), ("偏好约束路线规划", "Option-Constrained Route Planning"),
-    # paraphrases "route planning" (decision in mobility_rewards.intent)
+    # paraphrases "route planning" (decision in mobility_rewards.mobilitybench.intent)
     ("Basic Route Planning", "Point-to-Point Planning"),
 ]
 WRONG = [
@@ -103,11 +103,11 @@ def test_label_core_drops_generic_request_words():
 @settings(deadline=None, derandomize=True, max_examples=200)
 @given(label=st.text(alphabet=st.sampled_from(list("abcxyz 路线规划查询天气附近POIpo-_/")), max_size=24))
 def test_own_tfidf_equals_scikit_learn(label):
-    """The intent similarity's TF-IDF (written in rewards/intent.py so scoring never imports scikit-learn)
+    """The intent similarity's TF-IDF (written in rewards/mobilitybench/intent.py so scoring never imports scikit-learn)
     gives scikit-learn's TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 3), sublinear_tf=True) cosines."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    from mobility_rewards import intent
+    from mobility_rewards.mobilitybench import intent
 
     texts, _ = intent._alias_table()
     documents = [" ".join(intent._words(t)) for t in texts]
@@ -125,7 +125,7 @@ def test_scoring_an_episode_imports_no_scikit_learn():
 
     script = ("import sys\n"
               "from mobility_env import MobilityEnv\n"
-              "from mobility_rewards.reference import gold_trajectory\n"
+              "from mobility_rewards.mobilitybench.reference import gold_trajectory\n"
               "env = MobilityEnv()\n"
               "env.reset(options={'episode_index': 0})\n"
               "gold = gold_trajectory(env.state.episode)\n"

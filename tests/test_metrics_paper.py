@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from mobility_env.episode import Episode, RecordedCall, ToolCall
-from mobility_env.trajectory import CallRecord, FinishRecord, Trajectory
+from mobility_env.mobilitybench.episode import Episode, RecordedCall, ToolCall
+from mobility_env.mobilitybench.trajectory import CallRecord, FinishRecord, Trajectory
 from mobility_rewards import compute_metrics
-from mobility_rewards.metrics import EXTRA_METRIC_KEYS, METRIC_KEYS, decomposition
-from mobility_rewards.plan import declared_plan_steps, decomposition_scores, gold_plan_steps
-from mobility_rewards.tooluse import call_identity, call_non_redundancy, tool_selection_precision, tool_selection_recall
+from mobility_rewards.mobilitybench.metrics import EXTRA_METRIC_KEYS, METRIC_KEYS, decomposition
+from mobility_rewards.mobilitybench.plan import declared_plan_steps, decomposition_scores, gold_plan_steps
+from mobility_rewards.mobilitybench.tooluse import (call_identity, call_non_redundancy, tool_selection_precision,
+                                                    tool_selection_recall)
 
 USER = "116.300000,39.900000"
 A = "116.350000,39.950000"

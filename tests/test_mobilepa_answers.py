@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from mobility_env.mobilepa.answers import stated_quantities
 from mobility_env.mobilepa.env import BUNDLED_TASKS
 from mobility_env.mobilepa.tasks import load_tasks
-from mobility_rewards.mobilepa import verify_phone_task
+from mobility_rewards.mobilepa.verify import verify_phone_task
 from mobility_rewards.probes import HypothesisDraw
 from mobility_rewards.probes.mobilepa import (ATTACKS, DENIED_BY_DESIGN, FRESH_SEED, PARAPHRASES, Facts, Verify, fresh,
                                               other_words, report, sweep)
@@ -206,12 +206,16 @@ def test_the_bundled_vocabulary_tasks_exclude_the_other_choices():
 
 # ------------------------------------------------------------------------------------------- the report's numbers
 def legacy_verifier() -> Verify:
-    """``verify_phone_task`` of the last commit (``git show HEAD:rewards/mobilepa.py``), for the 'before' rates."""
-    source = subprocess.run(["git", "show", "HEAD:rewards/mobilepa.py"], cwd=REPO, capture_output=True, text=True,
-                            check=True).stdout
-    path = Path(tempfile.mkdtemp()) / "legacy_mobilepa.py"
-    path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("mobility_rewards.legacy_mobilepa", path)
+    """``verify_phone_task`` of the last commit (``git show HEAD:rewards/mobilepa/verify.py``; before the suite
+    folders ``rewards/mobilepa.py``), for the 'before' rates."""
+    for file, name in (("rewards/mobilepa/verify.py", "mobility_rewards.mobilepa.legacy_verify"),
+                       ("rewards/mobilepa.py", "mobility_rewards.legacy_mobilepa")):
+        shown = subprocess.run(["git", "show", f"HEAD:{file}"], cwd=REPO, capture_output=True, text=True)
+        if shown.returncode == 0:
+            break
+    path = Path(tempfile.mkdtemp()) / "legacy_verify.py"
+    path.write_text(shown.stdout, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # (its dataclasses look their module up)

@@ -29,12 +29,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mobility_agents.mobilepa import PhoneOracleAgent, play_tasks
+from mobility_agents.baselines.mobilepa.scripted import PhoneOracleAgent, play_tasks
 from mobility_env.mobilepa.domains.subagents import SUB_AGENTS
 from mobility_env.mobilepa.env import BUNDLED_TASKS, MobilePAEnv
 from mobility_env.mobilepa.generate import generate_tasks
 from mobility_env.mobilepa.tasks import PhoneTask, load_tasks
-from mobility_rewards.mobilepa import verify_phone_task
+from mobility_rewards.mobilepa.verify import verify_phone_task
 
 MEMORY_READS = ("search_memory", "get_memory")
 CATEGORIES = ("preference", "person", "place", "routine", "fact")

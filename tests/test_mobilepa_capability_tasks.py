@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mobility_env  # noqa: F401  (registers MobilePA-v0)
-from mobility_agents.mobilepa import FinishAtOnceAgent, PhoneOracleAgent, phone_scorecard, play_tasks
+from mobility_agents.baselines.mobilepa.scripted import FinishAtOnceAgent, PhoneOracleAgent, phone_scorecard, play_tasks
 from mobility_env.errors import ConfigError
 from mobility_env.mobilepa import generate, generate_memory, generate_skills, generate_subagents
 from mobility_env.mobilepa.episode import play
@@ -28,9 +28,9 @@ from mobility_env.mobilepa.generate import dimension_plan, generate_tasks
 from mobility_env.mobilepa.generate_checks import adversaries, gate_floors
 from mobility_env.mobilepa.skills import SKILLS, offered_skill_ids
 from mobility_env.mobilepa.tasks import CATEGORIES, DIMENSIONS, PhoneTask, load_tasks
-from mobility_rewards.delegation_gates import handoff_gate_check, skill_gate_check
-from mobility_rewards.memory_gate import memory_gate_check
-from mobility_rewards.mobilepa import verify_phone_task
+from mobility_rewards.mobilepa.delegation_gates import handoff_gate_check, skill_gate_check
+from mobility_rewards.mobilepa.memory_gate import memory_gate_check
+from mobility_rewards.mobilepa.verify import verify_phone_task
 
 BUNDLED = Path(__file__).resolve().parents[1] / "datasets" / "mobilepa"
 #: The shares the mix keeps: memory is the paper's (376 of 1,705 tasks); skill and sub-agent are the generator's.

@@ -165,7 +165,8 @@ def test_sampled_arguments_follow_the_phone_tools_formats():
 
 
 def test_oracle_and_floor_agents_and_the_scorecard(env):
-    from mobility_agents.mobilepa import FinishAtOnceAgent, PhoneOracleAgent, phone_scorecard, play_tasks
+    from mobility_agents.baselines.mobilepa.scripted import (FinishAtOnceAgent, PhoneOracleAgent, phone_scorecard,
+                                                             play_tasks)
 
     oracle = phone_scorecard(play_tasks(PhoneOracleAgent(), env))
     floor = phone_scorecard(play_tasks(FinishAtOnceAgent(), env))
@@ -188,7 +189,7 @@ class _SpamAgent:
 
 
 def test_on_the_bundled_set_the_oracle_passes_all_and_cheap_policies_never_beat_it():
-    from mobility_agents.mobilepa import FinishAtOnceAgent, PhoneOracleAgent, play_tasks
+    from mobility_agents.baselines.mobilepa.scripted import FinishAtOnceAgent, PhoneOracleAgent, play_tasks
 
     env = MobilePAEnv()
     oracle = {r["task_id"]: r for r in play_tasks(PhoneOracleAgent(), env)}
@@ -221,7 +222,7 @@ def test_the_incremental_progress_equals_the_progress_of_the_final_delta():
 
 
 def PhoneOracleAgentActions(env, task_id):
-    from mobility_agents.mobilepa import PhoneOracleAgent
+    from mobility_agents.baselines.mobilepa.scripted import PhoneOracleAgent
 
     return PhoneOracleAgent().actions(env, task_id)
 
@@ -238,7 +239,7 @@ def test_answers_stuffed_with_other_records_fail_and_the_honest_answer_passes():
     from mobility_env.mobilepa.domains.maps_travel import travel_minutes
     from mobility_env.mobilepa.generate_phrases import CONDITION_WORDS, TRAFFIC_WORDS, distance_text, minutes_text
     from mobility_env.mobilepa.tasks import load_tasks
-    from mobility_rewards.mobilepa import answer_distractors, verify_phone_task
+    from mobility_rewards.mobilepa.verify import answer_distractors, verify_phone_task
 
     def shown_alternatives(task, trajectory):
         """The other route options' amounts of the asked unit and the other weather words of the forecasts the maps
@@ -278,7 +279,7 @@ def test_answers_stuffed_with_other_records_fail_and_the_honest_answer_passes():
 
 
 def test_an_agent_that_runs_out_of_actions_is_scored_like_a_truncation(env):
-    from mobility_agents.mobilepa import play_tasks
+    from mobility_agents.baselines.mobilepa.scripted import play_tasks
 
     class Quiet:
         name = "quiet"

@@ -11,7 +11,7 @@ import pytest
 from mobility_env.mobilepa.episode import PhoneCall, PhoneTrajectory, play
 from mobility_env.mobilepa.env import BUNDLED_TASKS
 from mobility_env.mobilepa.tasks import HandoffGate, MemoryGate, SkillGate, load_tasks
-from mobility_rewards.mobilepa import PHONE_VERDICT_VERSION, verify_phone_task
+from mobility_rewards.mobilepa.verify import PHONE_VERDICT_VERSION, verify_phone_task
 
 
 @pytest.fixture(scope="module")

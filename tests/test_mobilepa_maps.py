@@ -25,9 +25,9 @@ from mobility_env.mobilepa.generate import MAPS_TASK_TOOLS, MAPS_TOOLS, generate
 from mobility_env.mobilepa.generate_checks import adversaries
 from mobility_env.mobilepa.state import STATE_TABLES
 from mobility_env.mobilepa.tasks import PhoneTask, load_tasks
-from mobility_env.store import BUNDLED_DIR
+from mobility_env.mobilitybench.store import BUNDLED_DIR
 from mobility_env.trajectory import ErrorKind
-from mobility_rewards.mobilepa import verify_phone_task
+from mobility_rewards.mobilepa.verify import verify_phone_task
 
 E = ErrorKind
 MAPS = {name: spec for name, spec in PHONE_TOOLS.items() if spec.domain == "maps_travel"}
@@ -369,7 +369,8 @@ def test_answers_name_the_replayed_facts(maps_tasks):
 
 
 def test_maps_tasks_play_through_gymnasium_make(maps_tasks):
-    from mobility_agents.mobilepa import FinishAtOnceAgent, PhoneOracleAgent, phone_scorecard, play_tasks
+    from mobility_agents.baselines.mobilepa.scripted import (FinishAtOnceAgent, PhoneOracleAgent, phone_scorecard,
+                                                             play_tasks)
 
     env = gym.make("MobilePA-v0", tasks=maps_tasks[:30])
     try:

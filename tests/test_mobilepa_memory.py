@@ -21,7 +21,7 @@ from mobility_env.mobilepa.profile import (CONFLICTABLE, MUSIC_APPS, QUERIES, RO
                                            city_places, kind_of, memory_queries, oracle_query, with_profile)
 from mobility_env.mobilepa.tasks import GoldBehaviour, MemoryGate, PhoneTask
 from mobility_env.trajectory import ErrorKind
-from mobility_rewards.memory_gate import memory_gate_check, retrieved_memory_ids
+from mobility_rewards.mobilepa.memory_gate import memory_gate_check, retrieved_memory_ids
 
 E = ErrorKind
 ID = re.compile(r"mem-[0-9a-f]{8}")

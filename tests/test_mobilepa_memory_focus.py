@@ -42,8 +42,8 @@ from mobility_env.mobilepa.episode import PhoneCall, PhoneTrajectory
 from mobility_env.mobilepa.generate import generate_tasks
 from mobility_env.mobilepa.profile import QUERIES, ROLES, memory_queries
 from mobility_env.mobilepa.tasks import MemoryGate, PhoneTask
-from mobility_rewards.memory_gate import FOCUS_RANK, focus_budgets, memory_focus_check, retrieved_memory_ids
-from mobility_rewards.mobilepa import verify_phone_task
+from mobility_rewards.mobilepa.memory_gate import FOCUS_RANK, focus_budgets, memory_focus_check, retrieved_memory_ids
+from mobility_rewards.mobilepa.verify import verify_phone_task
 
 MEMORY_TOOLS = ("search_memory", "get_memory", "list_memories")
 #: Broad words about a user's life, in both languages: the vocabulary of a sweep.

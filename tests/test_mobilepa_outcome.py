@@ -24,7 +24,7 @@ from mobility_env.mobilepa.env import BUNDLED_TASKS
 from mobility_env.mobilepa.episode import PhoneTrajectory, play
 from mobility_env.mobilepa.outcome_claims import FAILURE, SUCCESS, claimed_outcome
 from mobility_env.mobilepa.tasks import PhoneTask, load_tasks
-from mobility_rewards.mobilepa import PHONE_VERDICT_VERSION, delta_rows, trajectory_outcome, verify_phone_task
+from mobility_rewards.mobilepa.verify import PHONE_VERDICT_VERSION, delta_rows, trajectory_outcome, verify_phone_task
 
 FAILURE_CLAIMS = ("抱歉，操作失败了，什么都没有改。", "抱歉，操作失敗了，什麼都沒有改。",
                   "Sorry, the operation failed; nothing was changed.", "I couldn't do that, sorry.")

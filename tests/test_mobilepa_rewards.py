@@ -1,4 +1,4 @@
-"""MobilePA shaped rewards (:class:`mobility_rewards.mobilepa.PhoneScorer`).
+"""MobilePA shaped rewards (:class:`mobility_rewards.mobilepa.verify.PhoneScorer`).
 
 * ``repeated_failure`` is fair: the oracle, which retries exactly as the feedback asks (after a planted
   transient failure, after clearing a permission or a blocking setting), pays it nowhere on the bundled
@@ -27,9 +27,9 @@ from mobility_env.mobilepa.episode import PhoneCall, PhoneSession
 from mobility_env.mobilepa.generate import generate_tasks
 from mobility_env.mobilepa.state import STATE_TABLES, StateTemplate
 from mobility_env.mobilepa.tasks import PhoneTask, normalize_delta
-from mobility_rewards.mobilepa import (PHONE_REWARD_VERSION, PhoneScorer, answer_distractors, changes_state,
-                                       delta_rows, gate_progress, gate_share, planted_transient_failures, progress,
-                                       table_rows, verify_phone_task)
+from mobility_rewards.mobilepa.verify import (PHONE_REWARD_VERSION, PhoneScorer, answer_distractors, changes_state,
+                                              delta_rows, gate_progress, gate_share, planted_transient_failures,
+                                              progress, table_rows, verify_phone_task)
 
 FAST = settings(deadline=None, derandomize=True, max_examples=60, suppress_health_check=list(HealthCheck))
 GENERIC_ANSWERS = ("好的，已完成。", "Done.", "I have taken care of it.", "已处理")

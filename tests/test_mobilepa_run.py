@@ -15,17 +15,17 @@ import pyarrow.parquet as pq
 import pytest
 
 from mobility_agents.export import export_run
-from mobility_agents.llm import LLMConfig
-from mobility_agents.mobilepa import PhoneOracleAgent
-from mobility_agents.plan_execute import PlanExecuteAgent
-from mobility_agents.react import ReActAgent
-from mobility_agents.rule import RuleAgent
+from mobility_agents.llm.client import LLMConfig
+from mobility_agents.baselines.mobilepa.scripted import PhoneOracleAgent
+from mobility_agents.llm.plan_execute import PlanExecuteAgent
+from mobility_agents.llm.react import ReActAgent
+from mobility_agents.baselines.mobilitybench.rule import RuleAgent
 from mobility_agents.runner import RunConfig, read_results, run_local
 from mobility_env.cli import main
 from mobility_env.errors import ConfigError
 from mobility_env.mobilepa.env import BUNDLED_TASKS, MobilePAEnv
-from mobility_env.store import default_data_path
-from mobility_rewards.mobilepa import PHONE_REWARD_VERSION, phone_format_versions
+from mobility_env.mobilitybench.store import default_data_path
+from mobility_rewards.mobilepa.verify import PHONE_REWARD_VERSION, phone_format_versions
 from openai_server import MODEL, ScriptedOpenAIServer, plan_execute_script, react_script
 
 FAST = {"timeout_s": 2.0, "max_retries": 1, "backoff_s": 0.01, "backoff_max_s": 0.1}

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mobility_agents.llm import LLMConfig
-from mobility_agents.react import ReActAgent
+from mobility_agents.llm.client import LLMConfig
+from mobility_agents.llm.react import ReActAgent
 from mobility_env.mobilepa import PHONE_TOOLS, execute
 from mobility_env.mobilepa.domains.subagents import HANDOFF_TOOLS, SUB_AGENTS, HandoffTool
 from mobility_env.mobilepa.env import MobilePAEnv
@@ -24,7 +24,7 @@ from mobility_env.mobilepa.episode import PhoneSession, play
 from mobility_env.mobilepa.skills import LOAD_SKILL, SKILLS, skill_action_space, skill_rows
 from mobility_env.mobilepa.tasks import GoldCall, HandoffGate, PhoneTask, SkillGate
 from mobility_env.trajectory import ErrorKind as E
-from mobility_rewards.delegation_gates import handoff_gate_check, payload_value_matches, skill_gate_check
+from mobility_rewards.mobilepa.delegation_gates import handoff_gate_check, payload_value_matches, skill_gate_check
 from openai_server import MODEL, ScriptedOpenAIServer, react_script
 
 PHONE: dict[str, list[dict[str, Any]]] = {

@@ -23,7 +23,7 @@ from mobility_env.mobilepa.skills import SKILLS
 from mobility_env.mobilepa.generate_checks import adversaries, probe_arguments
 from mobility_env.mobilepa.generate_oracle import GenerationError
 from mobility_env.mobilepa.tasks import BUCKETS, CATEGORIES, OBSTACLES, TASKS_FILE, load_tasks
-from mobility_rewards.mobilepa import verify_phone_task
+from mobility_rewards.mobilepa.verify import verify_phone_task
 
 REPO = Path(__file__).resolve().parents[1]
 BUNDLED = REPO / "datasets" / "mobilepa"

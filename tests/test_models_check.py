@@ -93,7 +93,7 @@ def test_every_example_preset_loads(monkeypatch):
     """examples/models.toml: each preset is valid, names where its key is, and never holds one."""
     from pathlib import Path
 
-    from mobility_agents.llm import LLMConfig, load_preset
+    from mobility_agents.llm.client import LLMConfig, load_preset
     from mobility_env.errors import ConfigError
 
     path = Path(__file__).resolve().parent.parent / "examples" / "models.toml"

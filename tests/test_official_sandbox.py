@@ -2,7 +2,7 @@
 
 The fixture files are written here, into ``tmp_path``, in the official shapes (key levels as the
 reference tools look them up: AMAP-ML/MobilityBench ``src/mobility_bench/tools/sandbox/*.py``,
-see :mod:`mobility_env.official_sandbox`), their entries derived from the calls recorded in the
+see :mod:`mobility_env.mobilitybench.official_sandbox`), their entries derived from the calls recorded in the
 real sample ``../shared/mobilitybench/sample_dev.csv``.
 """
 
@@ -19,16 +19,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mobility_env.build import GLOBAL_EPISODE_ID, build_directory
+from mobility_env.mobilitybench.build import GLOBAL_EPISODE_ID, build_directory
 from mobility_env.canonical import canonical_request
-from mobility_env.env import MobilityEnv
+from mobility_env.mobilitybench.env import MobilityEnv
 from mobility_env.errors import DataFileError
 from mobility_env.layout import CHECKSUM
-from mobility_env.observation import format_response
+from mobility_env.mobilitybench.observation import format_response
 from mobility_env.json_stream import _Window
-from mobility_env.official_sandbox import (OFFICIAL_FILES, SOURCE_COLUMN_PREFIX, OfficialSandboxFileError,
-                                           OfficialSandboxImport, read_official_entries)
-from mobility_env.sandbox import Sandbox
+from mobility_env.mobilitybench.official_sandbox import (OFFICIAL_FILES, SOURCE_COLUMN_PREFIX, OfficialSandboxFileError,
+                                                         OfficialSandboxImport, read_official_entries)
+from mobility_env.mobilitybench.sandbox import Sandbox
 
 REPO = Path(__file__).resolve().parents[1]
 STYLES = ("compact", "default", "indent", "ascii")

@@ -1,4 +1,5 @@
-"""The MobilePA rule agent (``mobility_agents.phone_rule``): it plays from observations only (a sealed env, decoy gold,
+"""The MobilePA rule agent (``mobility_agents.baselines.mobilepa.rule``): it plays from observations only (a sealed env,
+decoy gold,
 no privileged names in its code), is deterministic, stays inside the step limit, beats finishing at once, passes most
 tasks of the bundled set and of an unseen seed, parses paraphrases the generator never writes, and its value parsers
 read back every spelling the generator's phrase functions produce. Capability tasks (memory, skills, sub-agents):
@@ -19,12 +20,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import mobility_agents.phone_capabilities as phone_capabilities
-import mobility_agents.phone_parse as phone_parse
-import mobility_agents.phone_rule as phone_rule
-from mobility_agents.mobilepa import FinishAtOnceAgent, phone_scorecard
-from mobility_agents.phone_capabilities import record_kind, record_value
-from mobility_agents.phone_rule import PhoneRuleAgent, build_plan, extract, resolve_day
+import mobility_agents.baselines.mobilepa.capabilities as phone_capabilities
+import mobility_agents.baselines.mobilepa.parse as phone_parse
+import mobility_agents.baselines.mobilepa.rule as phone_rule
+from mobility_agents.baselines.mobilepa.scripted import FinishAtOnceAgent, phone_scorecard
+from mobility_agents.baselines.mobilepa.capabilities import record_kind, record_value
+from mobility_agents.baselines.mobilepa.rule import PhoneRuleAgent, build_plan, extract, resolve_day
 from mobility_env.mobilepa.catalogue import PHONE_TOOLS
 from mobility_env.mobilepa.env import MobilePAEnv
 from mobility_env.mobilepa.generate import BASE_TOOLS, generate_tasks
@@ -32,7 +33,7 @@ from mobility_env.mobilepa.generate_phrases import say_clock, say_day, say_durat
 from mobility_env.mobilepa.profile import UserProfile, build_profile, kind_of, with_profile
 from mobility_env.mobilepa.skills import skill_action_space, skill_rows
 from mobility_env.mobilepa.tasks import GoldBehaviour, GoldCall, HandoffGate, MemoryGate, PhoneTask, SkillGate
-from mobility_rewards.mobilepa import verify_phone_task
+from mobility_rewards.mobilepa.verify import verify_phone_task
 
 UNSEEN_SEED = 918_273  # a seed the bundled set (seed 0) and the generator tests do not use
 

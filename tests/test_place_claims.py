@@ -1,4 +1,5 @@
-"""Place claims in information answers (mobility_rewards.place_names): list items, house numbers, admin words.
+"""Place claims in information answers (mobility_rewards.mobilitybench.place_names): list items, house numbers, admin
+words.
 
 Found by the large exploit sweep (benchmarks/reward_exploits.py): a foreign place with an odd name listed beside a
 returned one passed (again with seed 11: a name joined by •, a remark after a dash, 营业 inside 建行营业部);
@@ -7,7 +8,8 @@ returned one passed (again with seed 11: a name joined by •, a remark after a 
 
 from hypothesis import given, settings, strategies as st
 
-from mobility_rewards.place_names import _admin_tokens, _consistent, _wrong_numbers, foreign_places, listed_items
+from mobility_rewards.mobilitybench.place_names import (_admin_tokens, _consistent, _wrong_numbers, foreign_places,
+                                                        listed_items)
 
 KNOWN = ["麦当劳(玉兰北路店)", "肯德基(联合大道店)", "玉兰北路12号", "联合大道231号"]
 ODD_NAMES = ["Alt Coffee", "干洗水洗零活修鞋擦鞋", "恒大·滨江左岸", "湖南东信集团湘潭九华智能纺纱", "Blue Bottle",

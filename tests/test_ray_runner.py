@@ -10,9 +10,9 @@ import pytest
 
 from mobility_agents.base import Agent
 from mobility_agents.export import TRAJECTORY_SCHEMA, export_run
-from mobility_agents.oracle import OracleAgent
+from mobility_agents.baselines.mobilitybench.oracle import OracleAgent
 from mobility_agents.ray_runner import run_ray
-from mobility_agents.rule import RuleAgent
+from mobility_agents.baselines.mobilitybench.rule import RuleAgent
 from mobility_agents.runner import RunConfig, read_results, run_local
 
 ray = pytest.importorskip("ray")
@@ -112,7 +112,7 @@ def test_group_samples_export_with_advantages(tmp_path, built_dir):
 
 
 def test_mobilepa_runs_on_ray_like_locally(tmp_path):
-    from mobility_agents.mobilepa import PhoneOracleAgent
+    from mobility_agents.baselines.mobilepa.scripted import PhoneOracleAgent
 
     local = run_local(PhoneOracleAgent, RunConfig(out_dir=tmp_path / "local", env_id="MobilePA-v0", limit=8,
                                                   progress=False))

@@ -2,7 +2,7 @@
 the same way by both suites.
 
 * a shared corpus read through MobilityBench's quantity readers (:mod:`mobility_rewards.units` over
-  :func:`mobility_rewards.claims.normalize_answer`) and MobilePA's (:func:`mobility_env.mobilepa.answers.
+  :func:`mobility_rewards.mobilitybench.claims.normalize_answer`) and MobilePA's (:func:`mobility_env.mobilepa.answers.
   stated_quantities`) gives identical distances, durations and temperatures (they disagreed on 一万五千米, "one hundred
   and twenty minutes" and 俩小时 before);
 * reading is invariant under Traditional script (OpenCC renderings), full-width forms and numerals written as words;
@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from mobility_env.mobilepa.answers import stated_quantities
 from mobility_env.reading import read_answer, simplified, vocabulary
 from mobility_env.reading.numerals import written_in_digits
-from mobility_rewards.claims import (MODE_ROUTES, TRAFFIC_STATE_CODES, normalize_answer, stated_modes,
-                                     weather_labels_of)
+from mobility_rewards.mobilitybench.claims import (MODE_ROUTES, TRAFFIC_STATE_CODES, normalize_answer, stated_modes,
+                                                   weather_labels_of)
 from mobility_rewards import probes as am
 from mobility_rewards.units import parse_distances, parse_durations, parse_temperatures
 
@@ -196,7 +196,7 @@ def test_units_convert_to_their_base():
     ("途经7个红绿灯", [7.0]), ("红绿灯约3个", [3.0]),
 ])
 def test_no_lights_is_a_claim_of_zero(text, lights):
-    from mobility_rewards.claims import light_claims
+    from mobility_rewards.mobilitybench.claims import light_claims
 
     assert [c.value for c in light_claims(text)] == lights
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from mobility_agents.llm import parse_text_actions
+from mobility_agents.llm.client import parse_text_actions
 
 CORPUS = Path(__file__).resolve().parent / "data" / "smollm2_replies.jsonl"
 ROWS = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]

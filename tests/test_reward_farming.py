@@ -25,11 +25,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mobility_agents.oracle import OracleAgent
-from mobility_env.env import MobilityEnv
-from mobility_env.trajectory import Trajectory
+from mobility_agents.baselines.mobilitybench.oracle import OracleAgent
+from mobility_env.mobilitybench.env import MobilityEnv
+from mobility_env.mobilitybench.trajectory import Trajectory
 from mobility_rewards import compute_metrics
-from mobility_rewards.reference import reference_finish
+from mobility_rewards.mobilitybench.reference import reference_finish
 
 SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -156,7 +156,7 @@ def phone_farm():
     """MobilePA's bundled tasks plus fresh ones of an unseen seed, and each task's oracle return."""
     from mobility_env.mobilepa.env import MobilePAEnv
     from mobility_env.mobilepa.generate import generate_tasks
-    from mobility_rewards.mobilepa import verify_phone_task
+    from mobility_rewards.mobilepa.verify import verify_phone_task
 
     envs = [MobilePAEnv(), MobilePAEnv(tasks=generate_tasks(40, seed=20261202, verify=verify_phone_task))]
     tasks = [(env, task) for env in envs for task in env.tasks.values()]

@@ -2,12 +2,12 @@
 
 import pytest
 
-from mobility_env.episode import Episode, RecordedCall, ToolCall
-from mobility_env.trajectory import CallRecord, FinishRecord, Trajectory
+from mobility_env.mobilitybench.episode import Episode, RecordedCall, ToolCall
+from mobility_env.mobilitybench.trajectory import CallRecord, FinishRecord, Trajectory
 from mobility_rewards import compute_metrics
-from mobility_rewards.intent import intent_score
-from mobility_rewards.plan import decomposition_scores, steps_in_text
-from mobility_rewards.slots import intent_extraction_score, line_uses, same_place_name
+from mobility_rewards.mobilitybench.intent import intent_score
+from mobility_rewards.mobilitybench.plan import decomposition_scores, steps_in_text
+from mobility_rewards.mobilitybench.slots import intent_extraction_score, line_uses, same_place_name
 
 USER = "120.100000,30.200000"
 DEST = "120.150000,30.250000"

@@ -6,7 +6,8 @@ import json
 import pytest
 
 from mobility_rewards.commands import register
-from mobility_rewards.scorecard import build_scorecard, format_scorecard, pass_at_k, pass_hat_k
+from mobility_rewards.mobilitybench.scorecard import build_scorecard, format_scorecard
+from mobility_rewards.runs import pass_at_k, pass_hat_k
 
 from conftest import NO_SAMPLE, SAMPLE_CSV as SAMPLE  # noqa: E402  (MOBILITY_ENV_SAMPLE_DIR, default ../shared)
 
@@ -51,8 +52,8 @@ def test_aggregation_per_scenario_family_overall_with_samples_and_exclusion():
 
 
 def test_extra_metrics_come_after_the_papers_columns():
-    from mobility_rewards.metrics import EXTRA_METRIC_KEYS
-    from mobility_rewards.scorecard import COLUMNS
+    from mobility_rewards.mobilitybench.metrics import EXTRA_METRIC_KEYS
+    from mobility_rewards.mobilitybench.scorecard import COLUMNS
 
     assert COLUMNS[:11] == ("ID", "IE", "DEC-P", "DEC-R", "TS-P", "TS-R", "SC", "DR", "FPR", "IT", "OT")
     assert COLUMNS[11:] == ("PF", "CALL-NR") and EXTRA_METRIC_KEYS == ("CALL_NR",)
@@ -76,7 +77,7 @@ def _cli(argv):
 
 @pytest.mark.skipif(not SAMPLE.exists(), reason=NO_SAMPLE)
 def test_eval_report_audit_commands_on_a_run_dir(tmp_path, capsys):
-    from mobility_env.loaders import load_episodes
+    from mobility_env.mobilitybench.loaders import load_episodes
     from mobility_rewards import gold_trajectory
 
     episodes = list(load_episodes(SAMPLE))[:12]

@@ -4,11 +4,11 @@
 import pytest
 
 from mobility_env.errors import ConfigError
-from mobility_env.loaders import load_episodes
-from mobility_env.trajectory import CallRecord, FinishRecord, Trajectory
+from mobility_env.mobilitybench.loaders import load_episodes
+from mobility_env.mobilitybench.trajectory import CallRecord, FinishRecord, Trajectory
 from mobility_rewards import compute_metrics, gold_trajectory
-from mobility_rewards.audit import audit_episodes, blocking_episode_ids
-from mobility_rewards.shaping import RewardShaper, RewardWeights
+from mobility_rewards.mobilitybench.audit import audit_episodes, blocking_episode_ids
+from mobility_rewards.mobilitybench.shaping import RewardShaper, RewardWeights
 
 from conftest import NO_SAMPLE, SAMPLE_CSV as SAMPLE  # noqa: E402  (MOBILITY_ENV_SAMPLE_DIR, default ../shared)
 
@@ -156,8 +156,8 @@ def test_unrecorded_gold_call_is_no_target_and_its_miss_costs_nothing():
 
 @pytest.mark.skipif(not SAMPLE.exists(), reason=NO_SAMPLE)
 def test_readme_weather_call_earns_nothing_where_beijing_weather_is_not_recorded(sample_csv):
-    from mobility_env.env import MobilityEnv
-    from mobility_rewards.tooluse import call_identity
+    from mobility_env.mobilitybench.env import MobilityEnv
+    from mobility_rewards.mobilitybench.tooluse import call_identity
 
     env = MobilityEnv(data=sample_csv)
     readme_call = {"name": "weather_query", "arguments": {"city": "北京市"}}

@@ -3,7 +3,7 @@
 from hypothesis import given, strategies as st
 
 from mobility_rewards.probes import cn_int
-from mobility_rewards.reference import format_clock, format_distance, format_duration
+from mobility_rewards.mobilitybench.reference import format_clock, format_distance, format_duration
 from mobility_env.reading.clock import clock_claims
 from mobility_env.reading.normalized import normalize_answer
 from mobility_rewards.units import (Quantity, arabize, chinese_numeral_value, parse_distances, parse_durations,

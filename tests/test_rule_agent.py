@@ -21,11 +21,11 @@ from typing import Any
 
 import pytest
 
-from mobility_agents import answers
+from mobility_agents.baselines.mobilitybench import observations as answers
 from mobility_agents.base import Agent, EpisodeSession
-from mobility_agents.rule import RuleAgent
-from mobility_env.env import MobilityEnv
-from mobility_env.observation import format_response
+from mobility_agents.baselines.mobilitybench.rule import RuleAgent
+from mobility_env.mobilitybench.env import MobilityEnv
+from mobility_env.mobilitybench.observation import format_response
 
 REPO = Path(__file__).resolve().parents[1]
 AGENT_FILES = (REPO / "agents" / "rule.py", REPO / "agents" / "answers.py")
@@ -191,7 +191,7 @@ def _imports(tree: ast.AST) -> list[str]:
     return names
 
 
-ALLOWED_KERNEL_IMPORTS = {"mobility_env.observation", "mobility_env.tools"}
+ALLOWED_KERNEL_IMPORTS = {"mobility_env.mobilitybench.observation", "mobility_env.tools"}
 INTERNAL_ATTRIBUTES = {"unwrapped", "store", "sandbox", "state", "episode", "gold_calls", "gold_response",
                        "trajectory", "recorded", "scorer", "final_info"}
 
@@ -211,8 +211,8 @@ def test_rule_agent_modules_import_no_scorer_and_name_no_env_internal(path):
 
 
 def test_the_import_check_sees_a_deferred_scorer_import():
-    tree = ast.parse("def f():\n    from mobility_rewards.slots import line_uses\n    return line_uses\n")
-    assert _imports(tree) == ["mobility_rewards.slots"]
+    tree = ast.parse("def f():\n    from mobility_rewards.mobilitybench.slots import line_uses\n    return line_uses\n")
+    assert _imports(tree) == ["mobility_rewards.mobilitybench.slots"]
 
 
 def test_raw_and_compact_observations_give_the_same_play(bundled_ids):

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from mobility_agents.export import RUN_METADATA_KEY, export_run
-from mobility_agents.oracle import OracleAgent
+from mobility_agents.baselines.mobilitybench.oracle import OracleAgent
 from mobility_agents.runner import ResumeMismatch, RunConfig, RunStopped, run_local
 from mobility_env.errors import ConfigError, DataFileError
 from mobility_env.runfiles import RunLock, RunLockedError, read_jsonl, read_results
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CUT_EMOJI = "\ud83d"  # the first half of 😀: what a model cut at a token limit leaves
 
 try:  # the LLM client's class; the runner matches it by name, so a stand-in proves the same
-    from mobility_agents.llm import EndpointDown
+    from mobility_agents.llm.client import EndpointDown
 except ImportError:  # pragma: no cover
     from mobility_env.errors import MobilityEnvError
 
@@ -190,7 +190,7 @@ def test_a_record_that_cannot_be_written_does_not_stop_the_run(tmp_path, sample_
 # ----------------------------------------------------------------------------- 2. lock and repair
 SLOW_RUN = """
 import sys, time
-from mobility_agents.oracle import OracleAgent
+from mobility_agents.baselines.mobilitybench.oracle import OracleAgent
 from mobility_agents.runner import RunConfig, run_local
 
 class SlowOracle(OracleAgent):

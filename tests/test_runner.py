@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mobility_agents.oracle import OracleAgent
+from mobility_agents.baselines.mobilitybench.oracle import OracleAgent
 from mobility_agents.runner import RunConfig, episode_seed, read_results, run_local
 from mobility_env.errors import ConfigError
 
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 SLOW_RUN = """
 import sys, time
-from mobility_agents.oracle import OracleAgent
+from mobility_agents.baselines.mobilitybench.oracle import OracleAgent
 from mobility_agents.runner import RunConfig, run_local
 
 class SlowOracle(OracleAgent):

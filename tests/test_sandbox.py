@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mobility_env.canonical import canonical_name, canonical_strategies
-from mobility_env.episode import Episode, RecordedCall, ToolCall
+from mobility_env.mobilitybench.episode import Episode, RecordedCall, ToolCall
 from mobility_env.errors import SandboxError
-from mobility_env.sandbox import LookupConfig, Sandbox
+from mobility_env.mobilitybench.sandbox import LookupConfig, Sandbox
 from mobility_env.tools import MAP_TOOLS, validate_call
 
 from conftest import shift_coordinate
@@ -441,7 +441,7 @@ def test_lookup_of_any_valid_call_is_deterministic_and_well_formed(memory_sandbo
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/self/fd")
 def test_envs_on_one_directory_share_one_mapped_index():
     """Each memory-mapped index array holds a file descriptor: 57 per env before they were shared."""
-    from mobility_env.env import MobilityEnv
+    from mobility_env.mobilitybench.env import MobilityEnv
 
     def open_fds() -> int:
         return len(os.listdir("/proc/self/fd"))

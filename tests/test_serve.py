@@ -33,12 +33,12 @@ from websockets.exceptions import ConnectionClosed  # noqa: E402
 from websockets.sync.client import connect as ws_connect  # noqa: E402
 
 import mobility_env  # noqa: E402,F401  (registers the envs)
-from mobility_agents.serve import (MobilityAction, MobilityEnvClient, RunningServer, ServeConfig,  # noqa: E402
-                                   ServerError)
+from mobility_agents.adapters.openenv.serve import (MobilityAction, MobilityEnvClient, RunningServer,  # noqa: E402
+                                                    ServeConfig, ServerError)
 from mobility_agents.targets import MOBILEPA, MOBILITYBENCH  # noqa: E402
 from mobility_env.cli import main as cli_main  # noqa: E402
 from mobility_env.runfiles import json_text  # noqa: E402
-from mobility_rewards.reference import reference_finish  # noqa: E402
+from mobility_rewards.mobilitybench.reference import reference_finish  # noqa: E402
 
 NOT_JSON = "please look up the weather"
 DEEP = 100_000  # nesting levels: far past the JSON parser's recursion limit (~1,000), inside --max-message-bytes

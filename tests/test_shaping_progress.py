@@ -13,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mobility_env.env import MobilityEnv
+from mobility_env.mobilitybench.env import MobilityEnv
 from mobility_env.tools import TOOLS
-from mobility_rewards.audit import audit_episodes, blocking_episode_ids
-from mobility_rewards.reference import reference_finish
-from mobility_rewards.shaping import RewardWeights
-from mobility_rewards.tooluse import call_identity
+from mobility_rewards.mobilitybench.audit import audit_episodes, blocking_episode_ids
+from mobility_rewards.mobilitybench.reference import reference_finish
+from mobility_rewards.mobilitybench.shaping import RewardWeights
+from mobility_rewards.mobilitybench.tooluse import call_identity
 
 KINDS = ("gold", "drop", "repeat", "wrong_strategy", "wrong_mode", "junk")
 JUNK_ACTIONS = ("teleport", "{not json", "query_poi_without_keywords")

@@ -139,6 +139,12 @@ def test_every_suite_takes_a_scorer_of_ones_own(env_id):
     _, reward, terminated, _, info = env.step({"name": "finish", "arguments": {"answer": "done"}})
     assert rewards == [1.0, 1.0] and reward == 5.0 and terminated
     assert info["metrics"] == {"calls": 2.0} and len(scorer.calls) == 2 and len(scorer.started) == 1
+    # one call-record shape: whatever the suite, a scorer reads the same fields
+    from mobility_env.trajectory import ErrorKind, ToolCallRecord
+    assert all(isinstance(call, ToolCallRecord) for call in scorer.calls)
+    assert [(call.step, call.succeeded, call.error_kind) for call in scorer.calls] == [
+        (1, False, ErrorKind.INVALID_JSON), (2, False, ErrorKind.UNKNOWN_TOOL)]
+    assert scorer.calls[1].name == "no_such_tool" and json.loads(json.dumps(scorer.calls[1].to_dict()))["step"] == 2
     with pytest.raises(ConfigError, match="reward_weights configure the default scorer"):
         gym.make(env_id, scorer=scorer, reward_weights=suite_of(env_id).part("scoring").weights()())
     with pytest.raises(ConfigError, match="lacks step, finish"):

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mobility_env.episode import FAMILY_OF, SCENARIOS
-from mobility_env.official import EXTRA_CALLS_COLUMN, OFFICIAL_COLUMNS, episode_from_row
+from mobility_env.mobilitybench.episode import FAMILY_OF, SCENARIOS
+from mobility_env.mobilitybench.official import EXTRA_CALLS_COLUMN, OFFICIAL_COLUMNS, episode_from_row
 from mobility_env.synth import World, generate_rows, resolve_mix, synthesize
 from mobility_env.synth.generate import PAPER_FAMILY_MIX, scenario_for
 from mobility_env.synth.geo import duration_text, format_location
@@ -223,7 +223,7 @@ def test_bundled_default_dataset_loads_with_every_scenario():
     default = REPO / "datasets" / "default"
     if not (default / "episodes.parquet").exists():
         pytest.skip("bundled dataset not generated yet")
-    from mobility_env.loaders import load_episodes
+    from mobility_env.mobilitybench.loaders import load_episodes
 
     loaded = load_episodes(default)
     assert {e.task_scenario for e in loaded} == set(SCENARIOS)

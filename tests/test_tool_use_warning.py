@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from mobility_agents.llm import LLMConfig
-from mobility_agents.react import ReActAgent
+from mobility_agents.llm.client import LLMConfig
+from mobility_agents.llm.react import ReActAgent
 from mobility_agents.runner import NO_TOOL_CALL_EPISODES, RunConfig, run_local
 from openai_server import ScriptedOpenAIServer, text_turn, tool_call, tool_turn
 

@@ -8,13 +8,13 @@ import json
 import pytest
 
 from mobility_env.canonical import CanonicalRequest, canonical_request
-from mobility_env.observation import COMPACTORS, format_response
-from mobility_env.official import RESPONSE_COLUMN_BY_TOOL
-from mobility_env.store import resolve_data
-from mobility_env.toolkinds import MATCH_STAGES, TOOL_KINDS, ToolKind, kind_of
+from mobility_env.mobilitybench.observation import COMPACTORS, format_response
+from mobility_env.mobilitybench.official import RESPONSE_COLUMN_BY_TOOL
+from mobility_env.mobilitybench.store import resolve_data
+from mobility_env.mobilitybench.toolkinds import MATCH_STAGES, TOOL_KINDS, ToolKind, kind_of
 from mobility_env.tools import MAP_TOOLS, TOOLS, validate_call
-from mobility_rewards.evidence import EVIDENCE_VIEWS
-from mobility_rewards.plan import ATOMIC_STEPS, call_step
+from mobility_rewards.mobilitybench.evidence import EVIDENCE_VIEWS
+from mobility_rewards.mobilitybench.plan import ATOMIC_STEPS, call_step
 
 
 def test_every_map_tool_has_a_complete_kind():

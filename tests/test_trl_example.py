@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mobility_agents.llm import parse_text_actions
+from mobility_agents.llm.client import parse_text_actions
 from mobility_agents.targets import default_env_options, MOBILEPA, MOBILITYBENCH, make_env, open_store
 
 ROOT = Path(__file__).resolve().parents[1]

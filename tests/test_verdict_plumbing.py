@@ -16,9 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from mobility_agents.export import export_run
-from mobility_env.env import MobilityEnv
+from mobility_env.mobilitybench.env import MobilityEnv
 from mobility_env.runfiles import read_jsonl, read_results
-from mobility_rewards.failures import NOT_DELIVERED, failing_checks, failing_checks_markdown
+from mobility_rewards.mobilitybench.failures import NOT_DELIVERED, failing_checks, failing_checks_markdown
 from mobility_rewards.verdict import Check, Verdict
 
 CHECK_KEYS = {"name", "expected", "stated", "passed", "reason"}
@@ -41,7 +41,7 @@ def assert_consistent(verdict: dict, metrics: dict) -> None:
 
 # ----------------------------------------------------------------------------- the env
 def test_terminal_info_carries_the_verdict_on_finish_truncation_and_abandon(sample_csv, sample_episodes):
-    from mobility_rewards.reference import gold_trajectory
+    from mobility_rewards.mobilitybench.reference import gold_trajectory
 
     episode = next(e for e in sample_episodes if e.task_scenario == "Weather Query" and len(e.gold_calls) == 1)
     env = MobilityEnv(data=sample_csv, max_steps=2, render_mode="ansi")

@@ -1,4 +1,4 @@
-"""``mobility_agents.verifiers_env`` driven by verifiers' own rollout and evaluation code.
+"""``mobility_agents.adapters.verifiers`` driven by verifiers' own rollout and evaluation code.
 
 A scripted OpenAI-compatible server on 127.0.0.1 (``tests/openai_server.py``) plays the model; verifiers' eval
 runner (``verifiers.v1.cli.eval.runner.run_eval``, in process), the ``vf-eval`` command itself (a subprocess) and
@@ -27,12 +27,12 @@ vf = pytest.importorskip("verifiers.v1", reason="the verifiers extra is not inst
 from openai_server import (MODEL, ScriptedOpenAIServer, Turn, bad_request, react_script, text_turn,  # noqa: E402
                            tool_call, tool_turn)
 
-from mobility_agents.mobilepa import PhoneOracleAgent  # noqa: E402
-from mobility_agents.oracle import OracleAgent  # noqa: E402
+from mobility_agents.baselines.mobilepa.scripted import PhoneOracleAgent  # noqa: E402
+from mobility_agents.baselines.mobilitybench.oracle import OracleAgent  # noqa: E402
 from mobility_agents.targets import MOBILEPA, MOBILITYBENCH, make_env, open_store  # noqa: E402
-from mobility_agents.verifiers_env import (PLUGIN_ID, PLUGIN_MODULE, EpisodeInfo, episode_outcome,  # noqa: E402
-                                           load_environment, reward_terms, reward_weights,
-                                           step_rewards)
+from mobility_agents.adapters.verifiers import (PLUGIN_ID, PLUGIN_MODULE, EpisodeInfo, episode_outcome,  # noqa: E402
+                                                load_environment, reward_terms, reward_weights,
+                                                step_rewards)
 from mobility_env.actions import parse_action  # noqa: E402
 from mobility_env.errors import ConfigError, DataFileError  # noqa: E402
 from verifiers.v1.cli.eval.runner import run_eval  # noqa: E402
@@ -490,8 +490,8 @@ def test_a_trace_not_played_by_the_harness_cannot_be_scored():
 # --------------------------------------------------------------------------- the vf-eval command
 #: The top-level module ``vf-eval mobility-verifiers`` imports (verifiers finds a taskset by id: module
 #: ``mobility_verifiers``, exporting the taskset, harness and env classes in ``__all__``).
-PLUGIN_SHIM = """from mobility_agents.verifiers_env import *  # noqa: F401,F403
-from mobility_agents.verifiers_env import __all__  # noqa: F401
+PLUGIN_SHIM = """from mobility_agents.adapters.verifiers import *  # noqa: F401,F403
+from mobility_agents.adapters.verifiers import __all__  # noqa: F401
 """
 
 

@@ -2,8 +2,8 @@
 
 Prompts are ``string.Template`` texts. :func:`render_prompt` fills the placeholders that
 must stay in sync with the scorer from their single source: ``$scenarios`` (the 11 task
-scenarios of :data:`mobility_env.episode.SCENARIOS`) and ``$plan_steps`` (the atomic step
-labels of :data:`mobility_rewards.plan.ATOMIC_STEPS`); callers supply the rest (``$query``, ``$tools``…).
+scenarios of :data:`mobility_env.mobilitybench.episode.SCENARIOS`) and ``$plan_steps`` (the atomic step
+labels of :data:`mobility_rewards.mobilitybench.plan.ATOMIC_STEPS`); callers supply the rest (``$query``, ``$tools``…).
 A placeholder left unfilled raises ``KeyError``, so a prompt never reaches a model half-made.
 
 Prompts are per env *suite* (``info["suite"]`` at reset): ``MobilePA-v0`` (suite ``"mobilepa"``) has
@@ -41,8 +41,8 @@ def prompt_text(name: str, language: str) -> str:
 
 def render_prompt(name: str, language: str, *, suite: str | None = None, **values: Any) -> str:
     """Prompt ``name`` (the ``suite``'s own text if it has one) in ``language``, placeholders filled."""
-    from mobility_env.episode import SCENARIOS
-    from mobility_rewards.plan import ATOMIC_STEPS
+    from mobility_env.mobilitybench.episode import SCENARIOS
+    from mobility_rewards.mobilitybench.plan import ATOMIC_STEPS
 
     name = SUITE_PROMPTS.get(suite or "", {}).get(name, name)
     defaults = {"scenarios": "\n".join(f"  - {s}" for s in SCENARIOS), "plan_steps": ", ".join(ATOMIC_STEPS)}

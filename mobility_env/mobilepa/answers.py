@@ -1,6 +1,6 @@
 """Reading MobilePA answers: where a text mentions a spelling, and which quantities it states.
 
-The verifier (``mobility_rewards.mobilepa``) and the task generator read answers with the same rules:
+The verifier (``mobility_rewards.mobilepa.verify``) and the task generator read answers with the same rules:
 :func:`mentions` / :func:`mention_spans` (where a text names a spelling: number and word boundaries, so
 ``25 min`` is not found in ``125 min``; denied or conditional mentions — "no rain", "if it rains" — left
 out) and :func:`stated_quantities` (every number with a unit an answer states: durations, distances,

@@ -23,7 +23,7 @@ from .params import sample_argument
 from .skills import LOAD_SKILL, offered_skill_ids
 from .tasks import ALWAYS_OFFERED, PhoneTask, load_tasks
 
-from mobility_rewards.mobilepa import PhoneRewardWeights, PhoneScorer
+from mobility_rewards.mobilepa.verify import PhoneRewardWeights, PhoneScorer
 
 #: Actions per episode; ``MobilePA-v0`` is registered with it as ``max_episode_steps``.
 DEFAULT_MAX_STEPS = 12
@@ -108,7 +108,7 @@ class MobilePAEnv(gym.Env[str, Any]):
     task), ``schema_error``, ``permission_denied``, ``state_conflict``, ``not_found``,
     ``missing_parameter``, ``transient_failure`` — and ``info["error"]`` is ``{"type", "message"}``.
 
-    **Rewards** (:class:`mobility_rewards.mobilepa.PhoneScorer`, weights ``reward_weights=``): per call
+    **Rewards** (:class:`mobility_rewards.mobilepa.verify.PhoneScorer`, weights ``reward_weights=``): per call
     ``progress`` (potential-based: the share of the gold reached, less changes nobody asked for),
     ``invalid_call`` and ``repeated_failure``; at the end ``success`` (the task's verification
     bucket passed: tool calls, state delta or behaviour) and ``delivered``. The terminal info has
@@ -126,7 +126,7 @@ class MobilePAEnv(gym.Env[str, Any]):
 
     Arguments: ``data`` (a task directory or ``tasks.jsonl``; default the bundled
     ``datasets/mobilepa``), ``tasks`` (PhoneTask objects instead), ``task_ids``, ``max_steps``,
-    ``reward_weights`` (a :class:`~mobility_rewards.mobilepa.PhoneRewardWeights`), ``max_action_chars``,
+    ``reward_weights`` (a :class:`~mobility_rewards.mobilepa.verify.PhoneRewardWeights`), ``max_action_chars``,
     ``render_mode`` (None or ``"ansi"``; another is a ``ConfigError`` naming the supported modes),
     ``maps_data`` (the recorded MobilityBench set the maps & travel tools replay: a built directory or an
     official file; default None, the bundled ``datasets/default`` the bundled tasks were generated against).

@@ -27,11 +27,13 @@ from .state import PhoneState, StateTemplate
 from .tasks import ALWAYS_OFFERED, PhoneTask
 
 NO_REPLY = "(no answer)"
+_ERROR_KINDS = frozenset(kind.value for kind in ErrorKind)
 
 
 @dataclass
 class PhoneCall:
-    """One executed call: name, arguments (the env's copy), and the feedback's status, error type and payload."""
+    """One executed call (a :class:`~mobility_env.trajectory.ToolCallRecord`): name, arguments (the env's copy), and
+    the feedback's status, error type and payload."""
 
     step: int
     name: str
@@ -46,6 +48,10 @@ class PhoneCall:
     @property
     def succeeded(self) -> bool:
         return self.status == "success"
+
+    @property
+    def error_kind(self) -> ErrorKind | None:
+        return ErrorKind(self.error_type) if self.error_type in _ERROR_KINDS else None
 
     def to_dict(self) -> dict[str, Any]:
         return {"step": self.step, "name": self.name, "arguments": self.arguments, "status": self.status,

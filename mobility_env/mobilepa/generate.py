@@ -41,7 +41,7 @@ kept out of ``A_0`` under skill-only routing (skill), the distractor sub-agents 
 whose ``forbidden`` tools are the offered state-changing tools the oracle does not use).
 
 Every task passes :func:`~.generate_checks.check_task` with the injected ``verify`` (normally
-``mobility_rewards.mobilepa.verify_phone_task``, which this layer may not import): the oracle
+``mobility_rewards.mobilepa.verify.verify_phone_task``, which this layer may not import): the oracle
 passes, finish-only, every-offered-tool and act-without-asking trajectories fail, and so do a capability
 task's gate floors. A failing check raises :class:`~.generate_oracle.GenerationError`; no unchecked task is
 returned.
@@ -50,7 +50,7 @@ Determinism: one ``random.Random(seed)`` draws a 64-bit seed per task, in order,
 draws only from its own generator, so the first ``k`` tasks of ``n > k`` are the ``k`` tasks, and
 the same arguments give byte-identical files (:func:`write_task_set`). Example::
 
-    from mobility_rewards.mobilepa import verify_phone_task
+    from mobility_rewards.mobilepa.verify import verify_phone_task
     tasks = generate_tasks(20, seed=7, verify=verify_phone_task)
     write_task_set("out/mobilepa", 400, seed=0, verify=verify_phone_task)
     basic_only = generate_tasks(20, seed=7, dimensions=("basic",), verify=verify_phone_task)

@@ -47,11 +47,11 @@ from .tasks import PhoneTask
 SUB_AGENT_TOOLS = frozenset(SUB_AGENTS)
 
 #: What the generator is checked with: ``verify(task, trajectory)`` → a verdict with ``passed``
-#: (``mobility_rewards.mobilepa.verify_phone_task``: the verifier lives above this layer, so it is passed in).
+#: (``mobility_rewards.mobilepa.verify.verify_phone_task``: the verifier lives above this layer, so it is passed in).
 Verifier = Callable[[PhoneTask, PhoneTrajectory], EpisodeVerdict]
 Plan = list[tuple[str, dict[str, Any]]]
 FINISH_ONLY_ANSWER = "好的"
-#: The verdict checks each capability dimension's gate adds (``mobility_rewards.mobilepa.verify_phone_task``).
+#: The verdict checks each capability dimension's gate adds (``mobility_rewards.mobilepa.verify.verify_phone_task``).
 GATE_CHECKS = {"memory": ("memory_retrieved",), "skill": ("skill_loaded", "skill_used"),
                "subagent": ("routed", "payload", "no_other_agent")}
 MEMORY_READS = frozenset({"search_memory", "get_memory", "list_memories"})

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..canonical import canonical_city, canonical_coordinate
-from ..observation import format_response
+from ..mobilitybench.observation import format_response
 from ..responses import as_dict
 from ..trajectory import MatchKind
 from .domains.maps_travel import replay_for, travel_minutes
@@ -373,7 +373,7 @@ def _date(text: str) -> dt.date:
 @functools.lru_cache(maxsize=1)
 def atlas() -> Atlas:
     """Trips, forecasts, current weather and roads of the bundled MobilityBench set (read once per process)."""
-    from ..store import BUNDLED_DIR, resolve_data
+    from ..mobilitybench.store import BUNDLED_DIR, resolve_data
 
     store = resolve_data(BUNDLED_DIR)
     trips, forecasts, nows, roads = [], [], [], []

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..tools import (BUS_STRATEGIES, DRIVING_STRATEGIES, MAX_DRIVING_STRATEGIES, MAX_WAYPOINTS, ArgumentError,
                      ParamSpec, check_coordinate, check_coordinate_list, check_driving_strategies, check_short_text)
-from ..tool_samples import sample_coordinate, sample_driving_strategies, sample_waypoints
+from ..mobilitybench.tool_samples import sample_coordinate, sample_driving_strategies, sample_waypoints
 
 Check = Callable[[str, Any], "ArgumentError | None"]
 _CLOCK = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")

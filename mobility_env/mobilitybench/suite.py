@@ -17,7 +17,7 @@ DATA_HELP = "a built directory (`mobility-env build`) or an official CSV/XLSX/JS
 
 def data_path(data: str | os.PathLike | None) -> tuple[Path, str]:
     """The resolved data path and its kind (``bundled``, ``built``, ``file``)."""
-    from mobility_env.store import default_data_path
+    from mobility_env.mobilitybench.store import default_data_path
 
     path = default_data_path() if data is None else Path(data)
     if not path.exists():
@@ -27,7 +27,7 @@ def data_path(data: str | os.PathLike | None) -> tuple[Path, str]:
 
 def open_store(data: str | os.PathLike | None, lookup_config: Any = None) -> Any:
     """The episodes of ``data`` (None: the bundled set), one store per process."""
-    from mobility_env.store import resolve_data
+    from mobility_env.mobilitybench.store import resolve_data
 
     return resolve_data(data, lookup_config)
 
@@ -35,9 +35,9 @@ def open_store(data: str | os.PathLike | None, lookup_config: Any = None) -> Any
 def open_run(path: Path, lookup_config: Any = None) -> tuple[Any, dict[str, Any] | None]:
     """The store of a run's resolved data path and its load report (None when the data recorded none)."""
     from mobility_env.layout import EPISODES_FILE, read_manifest
-    from mobility_env.loaders import load_episodes
-    from mobility_env.sandbox import Sandbox
-    from mobility_env.store import EpisodeStore, resolve_data
+    from mobility_env.mobilitybench.loaders import load_episodes
+    from mobility_env.mobilitybench.sandbox import Sandbox
+    from mobility_env.mobilitybench.store import EpisodeStore, resolve_data
 
     if path.is_dir():
         if not (path / EPISODES_FILE).exists():
@@ -55,7 +55,7 @@ def open_run(path: Path, lookup_config: Any = None) -> tuple[Any, dict[str, Any]
 
 def make_env(store: Any, **options: Any) -> Any:
     """One env on ``store``."""
-    from mobility_env.env import MobilityEnv
+    from mobility_env.mobilitybench.env import MobilityEnv
 
     return MobilityEnv(store=store, **options)
 

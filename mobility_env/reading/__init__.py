@@ -12,7 +12,8 @@
 * :mod:`.clock` — times of day with their period and role; :mod:`.normalized` — the answer in one spelling.
 
 Each suite keeps its own *rules* (MobilityBench's 5 % with rounding, its claim checks in
-:mod:`mobility_rewards.claims`; MobilePA's precision-interval agreement); a test reads one corpus through both and
+:mod:`mobility_rewards.mobilitybench.claims`; MobilePA's precision-interval agreement); a test reads one corpus through
+both and
 requires the same quantities.
 """
 

@@ -1,7 +1,8 @@
 """The answer in one spelling, as every claim reader reads it: Simplified characters, NFKC (full-width digits and
 signs), numbers in digits (Chinese numerals, Chinese decimals, English number words before a unit:
 :func:`mobility_env.reading.numerals.written_in_digits`), ``1h 44m`` -> ``1h44min``, ``Line 2`` -> ``2号线`` and
-``Bus 206`` -> ``206路``. MobilityBench's claim readers (:mod:`mobility_rewards.claims`) and the kernel's clock reader
+``Bus 206`` -> ``206路``. MobilityBench's claim readers (:mod:`mobility_rewards.mobilitybench.claims`) and the kernel's
+clock reader
 (:mod:`mobility_env.reading.clock`, which MobilePA's answer checks use too) read this text.
 """
 

@@ -1,7 +1,8 @@
 """Numbers written in words, read as digits: Chinese numerals (``三十七`` -> 37, ``一万五千米`` -> 15000米,
 ``俩小时`` -> 2小时) and English number words before a unit (``thirty-five minutes`` -> 35 minutes).
 
-One copy for both suites: MobilityBench's claims (:mod:`mobility_rewards.claims`) and MobilePA's answer checks
+One copy for both suites: MobilityBench's claims (:mod:`mobility_rewards.mobilitybench.claims`) and MobilePA's answer
+checks
 (:mod:`mobility_env.mobilepa.answers`) read amounts after :func:`arabize` and :func:`spelled_numbers`.
 
 Chosen after measuring (2026-12-05, this machine, one 17-character answer ``全程一万五千米，大约需要两个半小时``):

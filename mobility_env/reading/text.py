@@ -1,6 +1,6 @@
 """A final answer as it is read: the text a chat model wrote, without its markdown, in one script.
 
-Both verifiers (``mobility_rewards.verify`` for MobilityBench-v0, ``mobility_env.mobilepa.answers`` for
+Both verifiers (``mobility_rewards.mobilitybench.verify`` for MobilityBench-v0, ``mobility_env.mobilepa.answers`` for
 MobilePA-v0) read answers through :func:`read_answer` (:func:`plain_answer`, then Traditional characters as
 Simplified: :mod:`mobility_env.reading.script`), and a word as denied from a distance with
 :data:`ZH_FAR_DENIAL` and :data:`EN_FAR_DENIAL`. In :func:`plain_answer`, emphasis (``**…**``, ``__…__``,

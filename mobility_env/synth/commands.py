@@ -67,7 +67,7 @@ def _synth_mobilepa(args: argparse.Namespace) -> int:
         raise ConfigError("--mix applies to --suite mobility only (MobilePA tasks cycle through the five categories)")
     if args.n < 1:
         raise ConfigError(f"--n must be >= 1 (a task directory holds at least one task), got {args.n}")
-    from mobility_rewards.mobilepa import verify_phone_task
+    from mobility_rewards.mobilepa.verify import verify_phone_task
 
     from ..mobilepa.generate import write_task_set
     from ..mobilepa.tasks import TASKS_FILE

@@ -15,8 +15,8 @@ import random
 from typing import Any
 
 from ..canonical import canonical_request
-from ..episode import FAMILY_OF
-from ..official import EXTRA_CALLS_COLUMN, OFFICIAL_COLUMNS
+from ..mobilitybench.episode import FAMILY_OF
+from ..mobilitybench.official import EXTRA_CALLS_COLUMN, OFFICIAL_COLUMNS
 from ..tools import validate_call
 from .geo import Point, format_device_location, format_location, haversine_m, offset
 from .places import CELL_M, cell_places, sibling_of

@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-from ..episode import FAMILY_OF, SCENARIOS, SCENARIOS_BY_FAMILY
+from ..mobilitybench.episode import FAMILY_OF, SCENARIOS, SCENARIOS_BY_FAMILY
 from ..errors import ConfigError
-from ..official import episode_from_row
+from ..mobilitybench.official import episode_from_row
 from .draft import Draft
 from .scenarios_info import (build_geolocation_query, build_nearby_query, build_poi_query, build_traffic_query,
                              build_weather_query)
@@ -162,7 +162,7 @@ def synthesize(n: int, seed: int, out_dir: str | os.PathLike, *, mix: Mapping[st
     Example: ``synthesize(220, 0, "datasets/default")`` — the bundled default set.
     ``workers`` defaults to the CPU count for n >= 5000 (output is identical for any value).
     """
-    from ..build import build_directory
+    from ..mobilitybench.build import build_directory
 
     source = f"synth:seed={seed}"
     started = time.monotonic()

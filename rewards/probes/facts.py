@@ -13,12 +13,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from mobility_env.episode import Episode
+from mobility_env.mobilitybench.episode import Episode
 from mobility_env.geo import haversine_m
-from mobility_env.trajectory import CallRecord
-from mobility_rewards.evidence import (GeocodeFacts, Place, RouteOption, TrafficFacts, WeatherFacts, geocode_facts,
-                                       nearby_pois, places, route_options, traffic_facts, weather_facts)
-from mobility_rewards.reference import gold_calls_as_records, reference_answer
+from mobility_env.mobilitybench.trajectory import CallRecord
+from mobility_rewards.mobilitybench.evidence import (GeocodeFacts, Place, RouteOption, TrafficFacts, WeatherFacts,
+                                                     geocode_facts, nearby_pois, places, route_options, traffic_facts,
+                                                     weather_facts)
+from mobility_rewards.mobilitybench.reference import gold_calls_as_records, reference_answer
 
 from .forms import TRAFFIC_WORDS, ClockFacts, clock_facts, fold, related
 

@@ -17,7 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Callable
 
-from mobility_env.episode import Episode
+from mobility_env.mobilitybench.episode import Episode
 
 from .draw import Draw
 

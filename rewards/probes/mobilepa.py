@@ -46,7 +46,7 @@ from mobility_env.mobilepa.generate import generate_tasks
 from mobility_env.mobilepa.generate_phrases import (CONDITION_WORDS, GENERIC_WORDS, TRAFFIC_WORDS, distance_text,
                                                     minutes_text)
 from mobility_env.mobilepa.tasks import PhoneTask, load_tasks
-from mobility_rewards.mobilepa import answer_distractors, gold_quantity, verify_phone_task
+from mobility_rewards.mobilepa.verify import answer_distractors, gold_quantity, verify_phone_task
 
 from .draw import Draw, RandomDraw
 from .forms import UNREADABLE, clear_of, holding, kernel_vocabulary

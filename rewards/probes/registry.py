@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from mobility_env.trajectory import FinishRecord, Trajectory
+from mobility_env.mobilitybench.trajectory import FinishRecord, Trajectory
 from mobility_rewards import score_episode
 
 from .draw import Draw, HypothesisDraw

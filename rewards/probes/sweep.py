@@ -12,9 +12,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from mobility_env.episode import Episode
-from mobility_env.loaders import load_episodes
-from mobility_rewards.audit import audit_episodes, blocking_episode_ids
+from mobility_env.mobilitybench.episode import Episode
+from mobility_env.mobilitybench.loaders import load_episodes
+from mobility_rewards.mobilitybench.audit import audit_episodes, blocking_episode_ids
 
 from .draw import RandomDraw
 from .facts import EpisodeFacts, build_facts

@@ -1,7 +1,7 @@
 """Maps & travel: places, routes, weather and traffic replayed from MobilityBench, and the maps app's own state.
 
 **Replayed tools** (no state change). Each is answered by the MobilityBench replay sandbox,
-:meth:`mobility_env.sandbox.Sandbox.lookup` over the whole set (``episode_id=None``): the exact
+:meth:`mobility_env.mobilitybench.sandbox.Sandbox.lookup` over the whole set (``episode_id=None``): the exact
 canonical key, then a fuzzy name or the nearest recorded coordinates (within 300 m), else a miss.
 
 * ``maps_search_place(keywords, city?)`` → ``query_poi``;
@@ -15,7 +15,7 @@ canonical key, then a fuzzy name or the nearest recorded coordinates (within 300
 
 A left-out ``city`` is the phone's ``current_city`` setting. A hit's payload is ``{"match", "result"}``
 (plus ``detail`` when the match is not exact): ``result`` is the compact view of the recorded
-response (:mod:`mobility_env.observation`, the text ``MobilityBench-v0`` shows), never the raw
+response (:mod:`mobility_env.mobilitybench.observation`, the text ``MobilityBench-v0`` shows), never the raw
 response. A miss is ``not_found``. Every replayed call needs a network (airplane mode off, Wi-Fi or
 mobile data on), as on a phone.
 
@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...canonical import canonical_coordinate, canonical_request
-from ...observation import format_response
+from ...mobilitybench.observation import format_response
 from ...responses import as_dict, number
 from ...tools import parse_coordinate
 from ...trajectory import ErrorKind, MatchKind
@@ -61,7 +61,7 @@ from .calls_communication import _unreachable
 from .system_settings import offline_failure, online
 
 if TYPE_CHECKING:  # the replay sandbox (pyarrow) is imported on the first maps call, not with the catalogue
-    from ...sandbox import LookupResult, Sandbox
+    from ...mobilitybench.sandbox import LookupResult, Sandbox
 
 DOMAIN = "maps_travel"
 LOCATION = ("Amap", "location")
@@ -87,7 +87,7 @@ def replay_for(maps_data: str | os.PathLike | None) -> Sandbox:
     argument = None if maps_data is None else os.fspath(maps_data)
     box = _REPLAYS.get(argument)  # (every maps call asks: no path resolved twice)
     if box is None:
-        from ...store import BUNDLED_DIR, resolve_data
+        from ...mobilitybench.store import BUNDLED_DIR, resolve_data
 
         with _REPLAYS_LOCK:
             path = Path(BUNDLED_DIR if maps_data is None else maps_data)

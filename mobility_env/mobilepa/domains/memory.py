@@ -29,7 +29,7 @@ best (default 5, at most 10) with their ids, content and dates:
   — and ``"partial"`` otherwise: a general query (``usually``, ``时间``, ``我 喜欢 习惯 平时``) usually matches
   records of many topics about alike, and one about several things at once (``home work place 家 公司``) covers
   only part of it with each. The memory gate counts only strong matches as retrieved
-  (:mod:`mobility_rewards.memory_gate`).
+  (:mod:`mobility_rewards.mobilepa.memory_gate`).
 
 A query with no searchable term (only stop words, single letters, punctuation or numbers) is a
 ``schema_error``: it cannot say what to look for. The terms of a text are analysed once per process

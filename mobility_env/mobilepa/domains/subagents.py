@@ -2,7 +2,7 @@
 
 Each :class:`SubAgent` declares its handoff payload once — required and optional fields, each a
 :class:`~mobility_env.tools.ParamSpec` with its check, and how a gate compares it (``value``: the whole
-value; ``text``: a phrase inside free text, see :mod:`mobility_rewards.delegation_gates`). From it come
+value; ``text``: a phrase inside free text, see :mod:`mobility_rewards.mobilepa.delegation_gates`). From it come
 the entry tool's OpenAI schema (``required`` lists the required fields) and its code:
 
 * a required field left out (or null) is ``missing_parameter`` naming the fields (``fields``): a detail the
