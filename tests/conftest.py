@@ -6,9 +6,11 @@ repository in CI); it is read from there and never copied into the project.
 
 from __future__ import annotations
 
+import atexit
 import csv
 import math
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
@@ -20,8 +22,10 @@ from mobility_env.mobilitybench.loaders import EpisodeList, load_episodes
 from mobility_env.mobilitybench.sandbox import Sandbox
 
 # checksums verified by one test process are remembered in a cache file (read when first needed): keep it out
-# of the user's home
-os.environ.setdefault("MOBILITY_ENV_CACHE_DIR", tempfile.mkdtemp(prefix="mobility-env-test-cache-"))
+# of the user's home, and remove it when the test process ends (the processes tests start inherit it)
+if "MOBILITY_ENV_CACHE_DIR" not in os.environ:
+    os.environ["MOBILITY_ENV_CACHE_DIR"] = tempfile.mkdtemp(prefix="mobility-env-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["MOBILITY_ENV_CACHE_DIR"], ignore_errors=True)
 pytest_plugins = ["plugin_reward_rates"]  # the reward sweep's rates in the terminal summary
 
 #: The real MobilityBench sample (81 episodes of the official release's format): MOBILITY_ENV_SAMPLE_DIR names its

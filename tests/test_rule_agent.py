@@ -28,7 +28,8 @@ from mobility_env.mobilitybench.env import MobilityEnv
 from mobility_env.mobilitybench.observation import format_response
 
 REPO = Path(__file__).resolve().parents[1]
-AGENT_FILES = (REPO / "agents" / "rule.py", REPO / "agents" / "answers.py")
+AGENT_FILES = (REPO / "agents" / "baselines" / "mobilitybench" / "rule.py",
+               REPO / "agents" / "baselines" / "mobilitybench" / "observations.py")
 PER_SCENARIO = 12
 PUBLIC_ENV = frozenset({"reset", "step"})
 PUBLIC_INFO = frozenset({"episode_id", "query", "context", "tools", "max_steps", "step"})
