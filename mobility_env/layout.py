@@ -379,7 +379,7 @@ def _check_entries(directory: Path, names: list[str], files: dict[str, Any]) -> 
 
 
 def record_files(directory: str | os.PathLike, *, accept_changed_parquet: bool = False,
-                 versions: dict[str, int] | None = None) -> dict[str, Any]:
+                 versions: dict[str, int | str] | None = None) -> dict[str, Any]:
     """Record the size and checksum of every file of a built directory in its manifest.
 
     The Parquet files are checked first when the manifest already lists them: a changed one

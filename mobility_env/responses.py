@@ -2,7 +2,7 @@
 
 Every response passes through :func:`unwrap` (the ``{"status", "data", "error"}`` envelope)
 and, per tool kind, one view function here; :mod:`mobility_env.mobilitybench.observation` renders the compact
-observation from these views and ``mobility_rewards.mobilitybench.evidence`` reads its facts from the same
+observation from these views and ``mobility_env.mobilitybench.evidence`` reads its facts from the same
 views, so the agent and the verifier never read a response by different rules (which path
 duration counts, which line a transit segment rides, which step length ranks a road).
 

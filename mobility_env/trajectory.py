@@ -93,13 +93,35 @@ class LazyJSON:
     decoding failure is reported against, as a :class:`~mobility_env.errors.CorruptDataError`.
     """
 
-    __slots__ = ("_source", "where", "_value")
+    __slots__ = ("_source", "where", "_value", "evidence", "_views")
 
     def __init__(self, source: str | Callable[[], str],
-                 where: tuple[Path | str | None, int | None, str | None] | None = None):
+                 where: tuple[Path | str | None, int | None, str | None] | None = None,
+                 evidence: Callable[[], str] | None = None):
         self._source = source
         self.where = where
         self._value: Any = _UNDECODED
+        # a recorded response's evidence views, stored by the build (mobility_env.mobilitybench.evidence): the
+        # verifier reads them instead of decoding the response; None where the build stored none
+        self.evidence = evidence
+        self._views: dict[str, Any] | None = None
+
+    def is_null(self) -> bool:
+        """Is the value JSON ``null``? Read from the text when it is still undecoded (nothing decoded)."""
+        value = self._value
+        return value is None if value is not _UNDECODED else self.text.strip() == "null"
+
+    def views(self) -> dict[str, Any] | None:
+        """The stored evidence record (``{view name: encoded view}``), decoded once; None when there is none."""
+        views = self._views
+        if views is None and self.evidence is not None:
+            try:
+                views = self._views = json.loads(self.evidence())
+            except (TypeError, ValueError) as exc:
+                file, row, _ = self.where or (None, None, None)
+                raise CorruptDataError(file or "<sandbox>", f"stored evidence does not decode ({exc})", row=row,
+                                       column="evidence") from exc
+        return views
 
     @property
     def text(self) -> str:
@@ -127,7 +149,8 @@ class LazyJSON:
     __hash__ = None  # type: ignore[assignment]
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return LazyJSON, (self.text, self.where)  # pickled as its text (a memory-mapped cell is read now)
+        # pickled as its text (a memory-mapped cell is read now), without the stored evidence (read from the text)
+        return LazyJSON, (self.text, self.where)
 
     def __repr__(self) -> str:
         text = self.text
@@ -231,3 +254,99 @@ class ToolCallRecord(Protocol):
     def to_dict(self) -> dict[str, Any]:
         """The record as written to ``trajectories.jsonl`` (JSON-safe)."""
         ...
+
+
+class LazyDict(dict):  # type: ignore[type-arg]
+    """A dict whose items are produced on first read: what an env hands out that most callers never read (the
+    terminal ``info["trajectory"]``, every recorded response in it). ``make`` is called once, at the first read
+    of any kind (a key, ``len``, iteration, ``items``, ``json.dumps``, ``==``); until then nothing is decoded or
+    copied. It is a ``dict`` for every caller: copying or pickling it gives a plain dict of the items."""
+
+    __slots__ = ("_make",)
+    #: What the dict's own storage holds until the first read: C code that reads a dict's storage directly, not
+    #: through its methods, sees this one key (``json`` skips an empty dict's items(), so it must not look empty).
+    UNREAD = "(not read yet: LazyDict fills on first read through its methods)"
+
+    def __init__(self, make: Callable[[], dict[str, Any]]):
+        super().__init__()
+        dict.__setitem__(self, LazyDict.UNREAD, None)
+        self._make: Callable[[], dict[str, Any]] | None = make
+
+    def _filled(self) -> "LazyDict":
+        make = self._make
+        if make is not None:
+            self._make = None
+            dict.clear(self)
+            dict.update(self, make())
+        return self
+
+    def __getitem__(self, key: Any) -> Any:
+        return dict.__getitem__(self._filled(), key)
+
+    def __iter__(self) -> Any:
+        return dict.__iter__(self._filled())
+
+    def __len__(self) -> int:
+        return dict.__len__(self._filled())
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self._filled(), key)
+
+    def __eq__(self, other: object) -> bool:
+        return dict.__eq__(self._filled(), other)
+
+    def __ne__(self, other: object) -> bool:
+        return dict.__ne__(self._filled(), other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return dict.__repr__(self._filled())
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return dict, (dict(dict.items(self._filled())),)
+
+    def __copy__(self) -> dict[str, Any]:
+        return dict(dict.items(self._filled()))
+
+    def copy(self) -> dict[str, Any]:
+        return self.__copy__()
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return dict.get(self._filled(), key, default)
+
+    def keys(self) -> Any:
+        return dict.keys(self._filled())
+
+    def values(self) -> Any:
+        return dict.values(self._filled())
+
+    def items(self) -> Any:
+        return dict.items(self._filled())
+
+    def __or__(self, other: Any) -> Any:
+        return dict.__or__(self._filled(), other)
+
+    def __ror__(self, other: Any) -> Any:
+        return dict.__ror__(self._filled(), other)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        dict.__setitem__(self._filled(), key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        dict.__delitem__(self._filled(), key)
+
+    def pop(self, *args: Any) -> Any:
+        return dict.pop(self._filled(), *args)
+
+    def popitem(self) -> Any:
+        return dict.popitem(self._filled())
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        return dict.setdefault(self._filled(), key, default)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        dict.update(self._filled(), *args, **kwargs)
+
+    def clear(self) -> None:
+        dict.clear(self._filled())

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from mobility_env.mobilitybench.observation import format_response
 from mobility_env.responses import number, route_view, unwrap
-from mobility_rewards.mobilitybench.evidence import (geocode_facts, nearby_pois, places, route_options, taxi_cost,
-                                                     traffic_facts, weather_facts)
+from mobility_env.mobilitybench.evidence import (geocode_facts, nearby_pois, places, route_options, taxi_cost,
+                                                 traffic_facts, weather_facts)
 
 junk = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(allow_nan=True, allow_infinity=True),
                  st.text(max_size=6), st.lists(st.integers(), max_size=2),
@@ -125,7 +125,7 @@ def test_a_kept_view_is_the_view_read_afresh(response):
 
 
 def test_views_are_kept_per_object_and_bounded():
-    from mobility_rewards.mobilitybench import evidence
+    from mobility_env.mobilitybench import evidence
 
     response = {"route": {"paths": [{"distance": "1200", "cost": {"duration": "300"}, "steps": []}]}}
     assert route_options(response)[0].distance_m == 1200.0

@@ -10,7 +10,7 @@ from mobility_env.mobilitybench.loaders import load_episodes
 from mobility_env.mobilitybench.trajectory import Trajectory
 from mobility_rewards import compute_metrics, gold_trajectory
 from mobility_rewards.mobilitybench.audit import audit_episodes, blocking_episode_ids
-from mobility_rewards.mobilitybench.evidence import route_options
+from mobility_env.mobilitybench.evidence import route_options
 from mobility_rewards.mobilitybench.verify_route import is_route_tool, uses_excluded_line
 
 from conftest import NO_SAMPLE, SAMPLE_CSV as SAMPLE  # noqa: E402  (MOBILITY_ENV_SAMPLE_DIR, default ../shared)

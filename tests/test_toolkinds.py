@@ -13,7 +13,7 @@ from mobility_env.mobilitybench.official import RESPONSE_COLUMN_BY_TOOL
 from mobility_env.mobilitybench.store import resolve_data
 from mobility_env.mobilitybench.toolkinds import MATCH_STAGES, TOOL_KINDS, ToolKind, kind_of
 from mobility_env.tools import MAP_TOOLS, TOOLS, validate_call
-from mobility_rewards.mobilitybench.evidence import EVIDENCE_VIEWS
+from mobility_env.mobilitybench.evidence import EVIDENCE_VIEWS
 from mobility_rewards.mobilitybench.plan import ATOMIC_STEPS, call_step
 
 

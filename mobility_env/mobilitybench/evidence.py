@@ -531,6 +531,12 @@ def encode_evidence(response_text: str) -> str:
                       ensure_ascii=False, separators=(",", ":"))
 
 
+def has_response(record: Any) -> bool:
+    """Does the record hold a response (not ``None`` / JSON ``null``)? Decodes nothing."""
+    value = record.__dict__.get("response") if hasattr(record, "__dict__") else None
+    return not value.is_null() if type(value) is LazyJSON else record.response is not None
+
+
 def served(record: Any) -> Any:
     """A call record's (or recorded call's) response as the readers above take it: the stored text when it is still
     undecoded (its stored evidence is read instead of decoding it), else the response."""

@@ -1,5 +1,5 @@
 """Writing a built directory's derived files: ``sandbox.arrow`` (with the precomputed compact
-observations), ``episodes.arrow`` and the arrays of ``sandbox_index/`` (their layout:
+observations and evidence views), ``episodes.arrow`` and the arrays of ``sandbox_index/`` (their layout:
 :mod:`mobility_env.mobilitybench.replay_index`). :func:`compute_arrays` also builds the index in memory when
 the files on disk cannot be used.
 """
@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
-from . import observation
+from . import evidence, observation
 from ..errors import CorruptDataError
 from .index_format import (_INDEX_COLUMNS, FUZZY_TOOLS, INDEX_VERSION, META_FILE, NAMES_FILE, TOOL_CODE,
                            bigram_tokens, char_tokens, grid_cell, grid_key, key_hash, parquet_fingerprint, parse_points)
@@ -32,9 +32,15 @@ BATCH_BYTES = 32 << 20
 
 
 def arrow_schema(sandbox_schema: pa.Schema) -> pa.Schema:
-    """The Parquet sandbox schema with large strings, plus the ``compact`` observation column."""
+    """The Parquet sandbox schema with large strings, plus the derived ``compact`` observation and ``evidence``
+    columns."""
     fields = [pa.field(f.name, pa.large_string() if f.type == pa.string() else f.type) for f in sandbox_schema]
-    return pa.schema(fields + [pa.field("compact", pa.large_string())])
+    return pa.schema(fields + [pa.field(name, pa.large_string()) for name in DERIVED_COLUMNS])
+
+
+#: The columns ``sandbox.arrow`` adds to the Parquet rows: each response's compact observation (observation version)
+#: and its evidence views (:data:`mobility_env.mobilitybench.evidence.EVIDENCE_SCHEMA`).
+DERIVED_COLUMNS = ("compact", "evidence")
 
 
 def _compact_texts(tools: list[str], responses: list[str]) -> list[str | None]:
@@ -48,9 +54,12 @@ def _compact_texts(tools: list[str], responses: list[str]) -> list[str | None]:
 
 
 def _with_compact(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
-    compact = _compact_texts(batch.column("tool").to_pylist(), batch.column("response").to_pylist())
-    columns = [batch.column(f.name).cast(f.type) for f in schema if f.name != "compact"]
-    return pa.record_batch(columns + [pa.array(compact, pa.large_string())], schema=schema)
+    responses = batch.column("response").to_pylist()
+    compact = _compact_texts(batch.column("tool").to_pylist(), responses)
+    stored = [evidence.encode_evidence(text) for text in responses]
+    columns = [batch.column(f.name).cast(f.type) for f in schema if f.name not in DERIVED_COLUMNS]
+    return pa.record_batch(columns + [pa.array(compact, pa.large_string()), pa.array(stored, pa.large_string())],
+                           schema=schema)
 
 
 def batch_rows_for(source: pq.ParquetFile) -> int:
@@ -226,7 +235,9 @@ def _write_replay_index(directory: Path, sandbox_schema: pa.Schema | None) -> Pa
     spans = pq.read_table(directory / EPISODES_FILE, columns=["episode_id", "sandbox_start", "sandbox_stop"])
     arrays.update(episode_arrays(spans.column("episode_id").to_pylist(), spans.column("sandbox_start").to_numpy(),
                                  spans.column("sandbox_stop").to_numpy()))
-    versions = {"index_version": INDEX_VERSION, "observation_version": observation.OBSERVATION_VERSION}
+    versions: dict[str, int | str] = {"index_version": INDEX_VERSION,
+                                      "observation_version": observation.OBSERVATION_VERSION,
+                                      "evidence_version": evidence.EVIDENCE_SCHEMA}
     meta.update(versions)
     meta["batch_rows"] = batch_rows
     meta["parquet"] = parquet_fingerprint(directory / SANDBOX_FILE)

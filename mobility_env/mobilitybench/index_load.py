@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
-from . import observation
+from . import evidence, observation
 from ..errors import CorruptDataError
 from .index_format import FUZZY_TOOLS, INDEX_VERSION, META_FILE, parquet_fingerprint
 from ..layout import (ARROW_FILE, EPISODES_ARROW_FILE, EPISODES_FILE, EPISODES_SCHEMA, INDEX_DIR, SANDBOX_FILE,
@@ -162,6 +162,19 @@ def check_shapes(arrays: dict[str, np.ndarray], meta: dict[str, Any], names: int
         for kind in ("tok", "uni"):
             offsets(f"{prefix}{kind}_off", len(arrays[f"{prefix}{kind}_keys"]) + 1, len(arrays[f"{prefix}{kind}_post"]))
             within(f"{prefix}{kind}_post", max(count, 1))
+
+
+def evidence_version_ok(directory: Path, meta: dict[str, Any]) -> bool:
+    """Were the ``evidence`` column's views written under this evidence schema? If not, say so once."""
+    recorded, current = meta.get("evidence_version"), evidence.EVIDENCE_SCHEMA
+    if recorded == current:
+        return True
+    shown = "none (written before evidence was stored)" if recorded is None else repr(recorded)
+    warn_once(directory, FormatVersionWarning,
+              f"{directory}: its stored evidence views ({ARROW_FILE}) are of schema {shown}, this mobility-env reads "
+              f"schema {current!r}; they are not read, the verifier computes each view from the decoded response "
+              f"instead (the same views, more slowly). Run `mobility-env index {directory}` to rewrite them.")
+    return False
 
 
 def compact_version_ok(directory: Path, meta: dict[str, Any]) -> bool:

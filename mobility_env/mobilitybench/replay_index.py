@@ -32,6 +32,10 @@ Arrays (N = sandbox rows; every array is a plain function of the Parquet rows):
   are ``numpy.searchsorted`` ranges of ``nn_key``, and the sites in them are kept by their
   haversine distance. Nothing is built per process and nothing beyond numpy is imported.
 
+The ``evidence`` column holds each response's evidence views
+(:func:`mobility_env.mobilitybench.evidence.encode_evidence`) under ``EVIDENCE_SCHEMA``, recorded in ``meta.json``
+as ``evidence_version``; opened by code of another schema it is not read (:attr:`ReplayIndex.evidence_ok` is False,
+the views are computed from the decoded responses) and a :class:`~mobility_env.layout.FormatVersionWarning` says so.
 The ``compact`` column holds :func:`mobility_env.mobilitybench.observation.format_response` texts of
 observation format ``OBSERVATION_VERSION``, recorded in ``meta.json`` and ``manifest.json``
 (with :data:`INDEX_VERSION`). Opened by code of another observation version, the column is not
@@ -84,6 +88,7 @@ from .index_format import (_CELL_MASK, _INDEX_COLUMNS, INDEX_VERSION, META_FILE,
                            bigram_tokens, char_tokens, expected_arrays, grid_key, grid_reach,
                            haversine_many_m, index_files, key_hash, parquet_fingerprint)
 from .index_load import (LOAD_ERRORS, cell_reader, check_shapes, compact_version_ok, derived_usable,
+                         evidence_version_ok,
                          open_episodes_arrow, validate_unverified_parquet, validated)
 from ..layout import (ARROW_FILE, INDEX_DIR, SANDBOX_FILE, DerivedFileWarning, DirectoryCheck, FormatVersionWarning,
                       check_built_directory, warn_once)
@@ -207,7 +212,7 @@ class ReplayIndex:
     ep_stop: np.ndarray
 
     def __init__(self, arrays: dict[str, np.ndarray], meta: dict[str, Any], names: pa.Array,
-                 batches: list[pa.RecordBatch], batch_rows: int, compact_ok: bool):
+                 batches: list[pa.RecordBatch], batch_rows: int, compact_ok: bool, evidence_ok: bool = False):
         self.arrays = arrays
         self.meta = meta
         self.names = names
@@ -220,6 +225,7 @@ class ReplayIndex:
         self.episodes: pa.Table | None = None  # episodes.arrow, when it matches episodes.parquet
         self.source: Path | None = None  # the file rows are read from (sandbox.arrow); None when built in memory
         self.compact_ok = compact_ok and "compact" in self.columns
+        self.evidence_ok = evidence_ok and "evidence" in self.columns
         self.rows = int(meta["rows"])
         self.options_vocab: dict[str, int] = {v: i for i, v in enumerate(meta["options_vocab"])}
         self.city_vocab: dict[str, int] = {v: i for i, v in enumerate(meta["city_vocab"])}
@@ -298,7 +304,8 @@ class ReplayIndex:
                 validated(batch, directory / ARROW_FILE)
             check_shapes(arrays, meta, len(names_file), rows)
         index = cls(arrays, meta, names_file, batches, int(meta.get("batch_rows", BATCH_ROWS)),
-                    compact_ok=compact_version_ok(directory, meta))
+                    compact_ok=compact_version_ok(directory, meta),
+                    evidence_ok=evidence_version_ok(directory, meta))
         index.episodes = open_episodes_arrow(directory, check)
         index.source = directory / ARROW_FILE
         return index

@@ -251,15 +251,18 @@ class Sandbox:
     def stored(self, column: str, entry: int) -> LazyJSON:
         """The JSON cell ``column`` (``response`` or ``arguments``) of ``entry``, undecoded; the same
         :class:`LazyJSON` for the same cell while it is recent, so an episode's recorded response and
-        the call it serves decode once (the cache keeps the last :data:`STORED_CACHE` cells)."""
+        the call it serves decode once (the cache keeps the last :data:`STORED_CACHE` cells). A response carries
+        its stored evidence views when the directory holds them under this schema (the verifier then reads those
+        and never decodes it)."""
         key = (column, entry)
         lazy = self._stored.get(key)
         if lazy is None:
             if len(self._stored) >= STORED_CACHE:
                 self._stored.clear()
             read = self.index.value
+            views = (lambda: read("evidence", entry)) if column == "response" and self.index.evidence_ok else None
             lazy = self._stored[key] = LazyJSON(lambda: read(column, entry),
-                                                (self.index.source or self.directory, entry + 1, column))
+                                                (self.index.source or self.directory, entry + 1, column), views)
         return lazy
 
     def response(self, entry: int) -> Any:

@@ -12,7 +12,7 @@ Its kind (:class:`ToolKind`, in :data:`TOOL_KINDS`) holds what tools of that kin
   coordinates, then the name must be similar: nearby search);
 * ``plan_step``: the atomic plan step a call performs (:mod:`mobility_rewards.mobilitybench.plan`);
 * the evidence view the verifier reads is declared by the scoring layer against the same kind
-  names (``mobility_rewards.mobilitybench.evidence.EVIDENCE_VIEWS``), which the kernel may not import.
+  names (``mobility_env.mobilitybench.evidence.EVIDENCE_VIEWS``), which the kernel may not import.
 
 Adding a tool of an existing kind is one :class:`~mobility_env.tools.ToolSpec`; adding a kind is
 one :class:`ToolKind` here plus its evidence view. ``tests/test_toolkinds.py`` fails when a

@@ -21,4 +21,10 @@ from .numerals import arabize, chinese_numeral_value, spelled_numbers
 from .script import simplified
 from .text import plain_answer, read_answer
 
-__all__ = ["arabize", "chinese_numeral_value", "plain_answer", "read_answer", "simplified", "spelled_numbers"]
+#: The reader's version: bump it when a reading changes (what a text states), one line per version. What is stored
+#: from a reading (MobilityBench's evidence views of cycling route texts) records it.
+#: 1: the one quantity scanner for both suites, spoken approximations, bounded numeral runs.
+READER_VERSION = 1
+
+__all__ = ["READER_VERSION", "arabize", "chinese_numeral_value", "plain_answer", "read_answer", "simplified",
+           "spelled_numbers"]

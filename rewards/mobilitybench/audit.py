@@ -52,7 +52,7 @@ from mobility_env.geo import haversine_m
 from mobility_env.mobilitybench.official import is_line_name
 from mobility_env.tools import validate_call
 
-from .evidence import route_count, route_options, traffic_facts, weather_facts
+from mobility_env.mobilitybench.evidence import route_count, route_options, served, traffic_facts, weather_facts
 from .slots import canonical_line, fold_text, is_current_location, point_of
 from ..units import arabize, parse_durations, within_tolerance
 from .verify_route import gold_route_call, is_route_tool, uses_excluded_line
@@ -140,7 +140,7 @@ def _audit_route(episode: Episode, findings: list[AuditFinding]) -> None:
     if record is None:
         add(AuditFinding(eid, "missing_evidence", f"gold {gold.name} call has no recorded response"))
         return
-    options = route_options(record.response)
+    options = route_options(served(record))
     if not options:
         add(AuditFinding(eid, "missing_evidence", f"gold {gold.name} response has no routes"))
         return
@@ -150,7 +150,7 @@ def _audit_route(episode: Episode, findings: list[AuditFinding]) -> None:
         add(AuditFinding(eid, "excluded_line_requested",
                          f"excluded {requested} but the query asks to take it: {episode.query!r}"))
     matched = _matched_index(episode)
-    count = route_count(record.response)
+    count = route_count(served(record))
     if matched is not None:
         if matched >= len(options):
             kind = "truncated_evidence" if record.truncated and count is not None and matched < count else \
@@ -188,11 +188,11 @@ def _audit_info(episode: Episode, findings: list[AuditFinding]) -> None:
         findings.append(AuditFinding(eid, "missing_evidence", f"no recorded {tool} response"))
         return
     if tool == "weather_query":
-        facts = weather_facts(record.response)
+        facts = weather_facts(served(record))
         if facts is None or facts.is_empty:
             findings.append(AuditFinding(eid, "missing_evidence", "weather response states no condition/temperature"))
     if tool == "traffic_status":
-        traffic = traffic_facts(record.response)
+        traffic = traffic_facts(served(record))
         if traffic is None or traffic.state == "未知":
             findings.append(AuditFinding(eid, "missing_evidence", "traffic response states no traffic state"))
 

@@ -30,7 +30,7 @@ from mobility_env.tools import bounded_text_cache, parse_coordinate
 from mobility_env.reading.script import simplified
 
 from .claims import normalize_answer
-from .evidence import Place, address_roads
+from mobility_env.mobilitybench.evidence import Place, address_roads
 from .slots import fold_text
 
 # 旗 (a banner, Inner Mongolia's county level) is a suffix only when no other admin or street word follows:

@@ -19,8 +19,8 @@ from mobility_env.mobilitybench.episode import Episode
 from mobility_env.trajectory import ErrorKind, MatchKind
 from mobility_env.mobilitybench.trajectory import CallRecord, FinishRecord, Trajectory
 
-from .evidence import (RouteOption, geocode_facts, nearby_pois, places, route_options, traffic_facts,
-                       weather_facts)
+from mobility_env.mobilitybench.evidence import (RouteOption, geocode_facts, nearby_pois, places, route_options,
+                                                 served, traffic_facts, weather_facts)
 from .plan import gold_plan_steps
 from .verify import forecast_days_asked
 from .verify_route import expected_clock_time, gold_route_call, is_route_tool, uses_excluded_line
@@ -105,27 +105,27 @@ def reference_answer(episode: Episode) -> tuple[str, int | None]:
     responses = {i: episode.gold_response(i) for i in range(len(episode.gold_calls))}
     if gold_route_call(episode) is not None:
         record = next((r for i, r in responses.items() if r is not None and is_route_tool(r.name)), None)
-        options = route_options(record.response) if record is not None else None
+        options = route_options(served(record)) if record is not None else None
         options = options or []
         index = reference_route_index(episode, options)
         return _route_answer(episode, options, index), index
     by_name = {r.name: r for r in responses.values() if r is not None}
     scenario = episode.task_scenario
     if scenario == "POI Query" and "query_poi" in by_name:
-        found = places(by_name["query_poi"].response)
+        found = places(served(by_name["query_poi"]))
         if found:
             return f"{found[0].name}，地址：{found[0].address}。", None
     if scenario == "Geolocation Query" and "reverse_geocoding" in by_name:
-        facts = geocode_facts(by_name["reverse_geocoding"].response)
+        facts = geocode_facts(served(by_name["reverse_geocoding"]))
         if facts is not None:
             return f"您当前位于{facts.formatted_address}。", None
     if scenario == "Nearby Query" and "search_around_poi" in by_name:
-        pois = nearby_pois(by_name["search_around_poi"].response) or []
+        pois = nearby_pois(served(by_name["search_around_poi"])) or []
         if not pois:
             return "附近没有找到相关地点。", None
         return "附近有：" + "、".join(f"{p.name}（{p.address}）" for p in pois[:3]) + "。", None
     if scenario == "Weather Query" and "weather_query" in by_name:
-        weather = weather_facts(by_name["weather_query"].response)
+        weather = weather_facts(served(by_name["weather_query"]))
         if weather is not None and weather.is_empty:
             return "暂无该地的天气数据。", None
         if weather is not None and weather.is_forecast:
@@ -135,7 +135,7 @@ def reference_answer(episode: Episode) -> tuple[str, int | None]:
         if weather is not None:
             return f"{weather.city}当前天气{weather.condition}，气温{weather.temperature:g}℃。", None
     if scenario == "Traffic Info Query" and "traffic_status" in by_name:
-        traffic = traffic_facts(by_name["traffic_status"].response)
+        traffic = traffic_facts(served(by_name["traffic_status"]))
         if traffic is not None:
             if traffic.state == "未知":
                 return "暂无该道路的路况信息（未知）。", None

@@ -57,7 +57,7 @@ that says nothing was found, and only when the call that came back empty was the
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, cast
+from typing import Any, Iterable
 
 from mobility_env.reading.quantities import unread_amounts
 from mobility_env.reading.text import read_answer
@@ -70,8 +70,10 @@ from mobility_env.mobilitybench.trajectory import CallRecord, Trajectory
 from .claims import (clock_claims, hedged_quantities, highway_claims, humidity_claims, light_claims, money_claims,
                      normalize_answer, says_no_result, traffic_claims, weather_claims, weather_compatible,
                      weather_labels_of, TRAFFIC_STATE_CODES, TRAFFIC_STATE_NAMES)
-from .evidence import (Place, address_district, address_roads, geocode_facts, nearby_pois, places, traffic_facts,
-                       weather_facts)
+from mobility_env.mobilitybench.evidence import (Place, address_component, address_district, address_roads,
+                                                 geocode_facts, has_response, nearby_pois, places, poi_distances,
+                                                 served,
+                                                 traffic_facts, weather_facts, weather_text)
 from .place_names import (_ADMIN, _PLACE_HEDGE, _PROVINCE_LEVEL, _admin_tokens, _bare, _consistent, _wrong_numbers,
                           altered_names, foreign_places, identified_places, mask_places, names_in)
 from .slots import canonical_day, city_key, fold_text, same_place_name
@@ -103,7 +105,7 @@ def _served(calls: Iterable[CallRecord], kind: str) -> list[CallRecord]:
     result = []
     for call in calls:
         tool = canonical_tool_name(call.name)
-        if tool is not None and TOOLS[tool].kind == kind and call.succeeded and call.response is not None:
+        if tool is not None and TOOLS[tool].kind == kind and call.succeeded and has_response(call):
             result.append(call)
     return result
 
@@ -149,7 +151,7 @@ def _gold_place(episode: Episode) -> Place | None:
     for index, call in enumerate(episode.gold_calls):
         if call.name == "query_poi":
             record = episode.gold_response(index)
-            found = places(record.response) if record is not None else []
+            found = places(served(record)) if record is not None else []
             if found:
                 return found[0]
     point = _point(episode.fields.get("ans_loc"))
@@ -170,7 +172,7 @@ def _address_parts(place: Place) -> list[str]:
 
 def verify_poi(episode: Episode, calls: list[CallRecord], answer: str, verdict: Verdict) -> None:
     gold = _gold_place(episode)
-    evidence = [p for call in _served(calls, "poi") + _served(calls, "around") for p in places(call.response)]
+    evidence = [p for call in _served(calls, "poi") + _served(calls, "around") for p in places(served(call))]
     keyword = str(_gold_args(episode, "query_poi").get("keywords") or episode.gold_slots.get("keyword") or "")
     named = identified_places(answer, evidence, episode.query, keyword)
     altered = altered_names(answer, evidence)
@@ -216,11 +218,10 @@ def verify_geolocation(episode: Episode, calls: list[CallRecord], answer: str, v
     for call in reversed(_served(calls, "geocode")):
         args = _entry_args(call)
         point = _point(f"{args.get('longitude')},{args.get('latitude')}")
-        facts = geocode_facts(call.response)
+        facts = geocode_facts(served(call))
         if facts is None or point is None or gold_point is None or haversine_m(point, gold_point) > PLACE_TOLERANCE_M:
             continue
-        regeo = call.response if isinstance(call.response, dict) else {}
-        component = _component(regeo)
+        component = dict(zip(("province", "city", "street_number"), address_component(served(call))))
         below_city = [facts.district, facts.township] + list(facts.roads) + list(facts.poi_names)
         below_city += [component.get("street_number", "")]
         stated = [c for c in dict.fromkeys(below_city) if len(fold_text(c)) >= 2 and names_in(answer, c)]
@@ -239,9 +240,9 @@ def verify_geolocation(episode: Episode, calls: list[CallRecord], answer: str, v
                  component.get("city", ""), *facts.roads, *facts.poi_names]
         evidence_text = " ".join([facts.formatted_address, component.get("street_number", ""), *facts.poi_names])
         # a nearby POI's own address may be quoted in brackets after its name: 靠近X（玉兰大街83号）
-        nearby = [Place(f"{p.name}{o}{p.address}{c}") for p in places(call.response) if p.address
+        nearby = [Place(f"{p.name}{o}{p.address}{c}") for p in places(served(call)) if p.address
                   for o, c in (("(", ")"), ("（", "）"))]
-        names_only = nearby + [Place(p.name) for p in places(call.response)]
+        names_only = nearby + [Place(p.name) for p in places(served(call))]
         masked = mask_places(answer, names_only)  # a returned POI's name holds no claim (靠近沙县小吃: 沙县 is no county)
         wrong = [t for t in _admin_tokens(masked)
                  if not _consistent(t, known) and fold_text(t) not in fold_text(facts.formatted_address)]
@@ -251,17 +252,6 @@ def verify_geolocation(episode: Episode, calls: list[CallRecord], answer: str, v
         return
     verdict.add("geocoded_gold_point", False, expected=str(gold_point),
                 reason="no reverse_geocoding response for the user's position was served")
-
-
-def _component(response: dict[str, Any]) -> dict[str, str]:
-    body = response.get("data") if isinstance(response.get("data"), dict) else response
-    regeo = body.get("regeocode") if isinstance(body, dict) else None
-    comp = cast(dict, regeo.get("addressComponent")
-                if isinstance(regeo, dict) and isinstance(regeo.get("addressComponent"), dict) else {})
-    street = cast(dict, comp.get("streetNumber") if isinstance(comp.get("streetNumber"), dict) else {})
-    number = "".join(str(street.get(k)) for k in ("street", "number") if isinstance(street.get(k), str))
-    return {"province": cast(str, comp.get("province") if isinstance(comp.get("province"), str) else ""),
-            "city": cast(str, comp.get("city") if isinstance(comp.get("city"), str) else ""), "street_number": number}
 
 
 def _after_city(address: str, component: dict[str, str]) -> str:
@@ -289,7 +279,7 @@ def verify_nearby(episode: Episode, calls: list[CallRecord], answer: str, verdic
             continue
         if keywords and not same_place_name(str(args.get("keywords") or ""), str(keywords)):
             continue
-        pois = nearby_pois(call.response)
+        pois = nearby_pois(served(call))
         if pois is None:
             continue
         if not pois:
@@ -310,7 +300,7 @@ def verify_nearby(episode: Episode, calls: list[CallRecord], answer: str, verdic
                     reason=f"'{others[0]}' is not among the returned places" if others else "")
         distances = parse_distances(mask_places(normalize_answer(answer), pois))
         if distances:
-            known = [d for d in (_poi_distance(call.response, p, point) for p in (named or pois)) if d is not None]
+            known = [d for d in (_poi_distance(served(call), p, point) for p in (named or pois)) if d is not None]
             wrong = [d.value for d in distances if not any(within_tolerance(d, k) for k in known)]
             verdict.add("distances", not wrong, expected=", ".join(f"{k:g} m" for k in known),
                         stated=", ".join(f"{d.value:g} m" for d in distances),
@@ -321,13 +311,12 @@ def verify_nearby(episode: Episode, calls: list[CallRecord], answer: str, verdic
 
 
 def _poi_distance(response: Any, place: Place, centre: tuple[float, float]) -> float | None:
-    body = response.get("data") if isinstance(response, dict) and isinstance(response.get("data"), dict) else response
-    for item in body.get("pois") or [] if isinstance(body, dict) else []:
-        if isinstance(item, dict) and item.get("name") == place.name:
-            try:
-                return float(item["distance"])
-            except (KeyError, TypeError, ValueError):
-                break
+    """The distance the search stated for the first item named ``place.name``, else the straight-line one."""
+    for name, distance in poi_distances(response):
+        if name == place.name:
+            if distance is not None:
+                return distance
+            break
     return haversine_m(place.location, centre) if place.location is not None else None
 
 
@@ -424,7 +413,7 @@ def verify_weather(episode: Episode, calls: list[CallRecord], answer: str, verdi
         args = _entry_args(call)
         if city_key(args.get("city")) != gold_city or canonical_flag(args.get("need_forecast")) != gold_forecast:
             continue
-        facts = weather_facts(call.response)
+        facts = weather_facts(served(call))
         if facts is None:
             continue
         if facts.is_empty:
@@ -432,7 +421,7 @@ def verify_weather(episode: Episode, calls: list[CallRecord], answer: str, verdi
             verdict.add("says_no_data", says, reason="" if says else "the service returned no weather: say so")
             return
         text = normalize_answer(answer)
-        description = _description(call.response)
+        description = weather_text(served(call))
         if facts.is_forecast:
             dates = [d.date for d in facts.days]
             base = dates.index(facts.updated) if facts.updated in dates else 0
@@ -462,15 +451,6 @@ def verify_weather(episode: Episode, calls: list[CallRecord], answer: str, verdi
         return
     verdict.add("queried_gold_city", False, expected=f"{gold_city} forecast={gold_forecast}",
                 reason="no weather response for the asked city (and forecast flag) was served")
-
-
-def _description(response: Any) -> str:
-    body = response
-    while isinstance(body, dict) and "data" in body:
-        body = body["data"]
-    if isinstance(body, dict):
-        return str(body.get("weather_description") or "")
-    return body if isinstance(body, str) else ""
 
 
 def _weather_condition_checks(text: str, marks: list[tuple[int, int]], asked: list[int],
@@ -530,7 +510,7 @@ def verify_traffic(episode: Episode, calls: list[CallRecord], answer: str, verdi
         if not (same_place_name(name, road) or (fold_text(name) and fold_text(name) in fold_text(road))
                 or (fold_text(road) and fold_text(road) in fold_text(name))):
             continue
-        facts = traffic_facts(call.response)
+        facts = traffic_facts(served(call))
         if facts is None:
             continue
         claims = traffic_claims(answer)
@@ -605,7 +585,7 @@ def _delivery(episode: Episode, trajectory: Trajectory, verdict: Verdict) -> Non
 
 def _names_evidence(calls: list[CallRecord], answer: str) -> bool:
     evidence = [p for kind in ("poi", "around", "geocode") for call in _served(calls, kind)
-                for p in places(call.response)]
+                for p in places(served(call))]
     return any(names_in(answer, p.name) or names_in(answer, _bare(p.name)) for p in evidence[:200])
 
 

@@ -54,7 +54,7 @@ from mobility_env.mobilitybench.trajectory import CallRecord, Trajectory
 from .claims import (ClockClaim, clock_claims, clock_matches, hedged_quantities, light_claims, money_claims,
                      mode_fits_route, normalize_answer, road_claims, says_no_result, skips_waypoint, stated_modes,
                      strategy_contradictions)
-from .evidence import RouteOption, places, route_options, taxi_cost
+from mobility_env.mobilitybench.evidence import RouteOption, has_response, places, route_options, served, taxi_cost
 from .slots import canonical_line, canonical_strategy_set, fold_text, point_of, same_place_name
 from .tooluse import COORDINATE_TOLERANCE_M
 from ..units import RELATIVE_TOLERANCE, Quantity, parse_distances, parse_durations, within_tolerance
@@ -91,7 +91,7 @@ def last_route_call(calls: list[CallRecord]) -> tuple[CallRecord, list[RouteOpti
     """The last successful route call and its parsed options."""
     for call in reversed(calls):
         if is_route_tool(call.name) and call.succeeded:
-            options = route_options(call.response)
+            options = route_options(served(call))
             if options is not None:
                 return call, options
     return None
@@ -338,9 +338,9 @@ def _destination_checks(episode: Episode, answer: str, calls: list[CallRecord], 
     named = [n for n in named if n and not _NO_PLACE.match(n)]
     if not named:
         return
-    searched = [call for call in calls if call.succeeded and call.response is not None
+    searched = [call for call in calls if call.succeeded and has_response(call)
                 and canonical_tool_name(call.name) in ("query_poi", "search_around_poi")]
-    returned = [p.name for call in searched for p in (places(call.response) or [])][:200]  # places searched for
+    returned = [p.name for call in searched for p in (places(served(call)) or [])][:200]  # places searched for
 
     def agrees(name: str) -> bool:  # both sides read alike (五棵松 is read 5棵松 in the answer)
         key, asked = fold_text(name), fold_text(normalize_answer(gold))
@@ -486,18 +486,18 @@ def verify_route_answer(episode: Episode, trajectory: Trajectory, verdict: Verdi
     gold = gold_route_call(episode)
     finish = trajectory.finish
     assert gold is not None and finish is not None
-    served = last_route_call(trajectory.calls)
-    if served is None:
+    last = last_route_call(trajectory.calls)
+    if last is None:
         verdict.delivered = False
         verdict.reason = "no successful route call"
         return
-    call, options = served
+    call, options = last
     answer = finish.answer
     call_constraint_checks(episode, call, gold, verdict)
     if not options:
         says = finish.route_index is None and says_no_result(answer)
         gold_record = next((r for r in episode.recorded if r.gold_index is not None and is_route_tool(r.name)), None)
-        gold_empty = gold_record is not None and route_options(gold_record.response) == []
+        gold_empty = gold_record is not None and route_options(served(gold_record)) == []
         verdict.add("no_route_exists", gold_empty, expected="the gold route response is empty",
                     reason="" if gold_empty else "the gold has routes: this call was not the right one")
         verdict.add("says_no_route", says,
@@ -516,7 +516,7 @@ def verify_route_answer(episode: Episode, trajectory: Trajectory, verdict: Verdi
     _required_facts(episode, answer, option, transit, verdict, distance_stated, duration_stated)
     if episode.task_scenario == "Arrival/Departure Time Query":
         _clock_checks(episode, answer, option, verdict, duration_stated)
-    _money_checks(answer, option, call.response, verdict)
+    _money_checks(answer, option, served(call), verdict)
     _light_checks(answer, option, verdict)
     _line_checks(episode, answer, option, options, transit, verdict)
     _constraint_claims(episode, answer, TOOLS[canonical_tool_name(call.name) or ""].mode or "", verdict,

@@ -16,9 +16,9 @@ from typing import Any, Iterable, Sequence
 from mobility_env.mobilitybench.episode import Episode
 from mobility_env.geo import haversine_m
 from mobility_env.mobilitybench.trajectory import CallRecord
-from mobility_rewards.mobilitybench.evidence import (GeocodeFacts, Place, RouteOption, TrafficFacts, WeatherFacts,
-                                                     geocode_facts, nearby_pois, places, route_options, traffic_facts,
-                                                     weather_facts)
+from mobility_env.mobilitybench.evidence import (GeocodeFacts, Place, RouteOption, TrafficFacts, WeatherFacts,
+                                                 geocode_facts, nearby_pois, places, route_options, traffic_facts,
+                                                 weather_facts)
 from mobility_rewards.mobilitybench.reference import gold_calls_as_records, reference_answer
 
 from .forms import TRAFFIC_WORDS, ClockFacts, clock_facts, fold, related

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from mobility_rewards.mobilitybench.evidence import Place
+from mobility_env.mobilitybench.evidence import Place
 
 from .draw import Draw
 from .facts import EpisodeFacts, street_and_number

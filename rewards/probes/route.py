@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any, Callable, Sequence
 
-from mobility_rewards.mobilitybench.evidence import RouteOption
+from mobility_env.mobilitybench.evidence import RouteOption
 
 from .draw import Draw
 from .facts import ROUTE_TOOLS, EpisodeFacts, Leg, unwrap_route
