@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Callable
+from typing import Any, Callable
 
 _convert: Callable[[str], str] | None = None
 
@@ -93,11 +93,48 @@ _CJK = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
 _ALREADY: set[str] = set()  # outputs of the conversion (converting them again changes nothing)
 
 
+_KEYS: tuple[frozenset[str], Any] | None | bool = False  # not read yet
+
+
+def _keys() -> tuple[frozenset[str], Any] | None:
+    """The characters and phrases of every key of OpenCC's ``tw2s`` and ``hk2s`` dictionaries (the data file
+    ``vocab/opencc_keys.json``, read from the OpenCC version it names), as a set and an Aho-Corasick automaton; None
+    when the installed OpenCC is another version (then every text is converted)."""
+    global _KEYS
+    if _KEYS is False:
+        import importlib.metadata
+        import json
+        from pathlib import Path
+
+        import ahocorasick
+        data = json.loads((Path(__file__).resolve().parent / "vocab" / "opencc_keys.json").read_text(encoding="utf-8"))
+        try:
+            installed = importlib.metadata.version("OpenCC")
+        except importlib.metadata.PackageNotFoundError:
+            installed = None
+        if installed != data["opencc"]:
+            _KEYS = None
+        else:
+            automaton = ahocorasick.Automaton()
+            for phrase in data["phrases"]:
+                automaton.add_word(phrase, phrase)
+            automaton.make_automaton()
+            _KEYS = (frozenset(data["characters"]), automaton)
+    return _KEYS  # type: ignore[return-value]
+
+
+def _unchanged(text: str) -> bool:
+    """No key of the dictionaries can match ``text``: every conversion step leaves it as it is, so OpenCC need not
+    be called (most names and answers in Simplified: no Traditional character, no phrase entry)."""
+    keys = _keys()
+    return keys is not None and keys[0].isdisjoint(text) and next(keys[1].iter(text), None) is None
+
+
 def simplified(text: str) -> str:
     """``text`` in Simplified characters (``預計2小時45分鐘，路況暢通`` -> ``预计2小时45分钟，路况畅通``); text
-    without CJK characters is returned as it is, at no cost. Results are cached (short texts for good, longer ones a
-    while)."""
-    if text.isascii() or text in _ALREADY or not _CJK.search(text):
+    without CJK characters, or in which no key of OpenCC's dictionaries can match (:func:`_unchanged`), is returned as
+    it is without calling OpenCC. Results are cached (short texts for good, longer ones a while)."""
+    if text.isascii() or text in _ALREADY or not _CJK.search(text) or _unchanged(text):
         return text
     out = _simplified_name(text) if len(text) <= 64 else _simplified_text(text)
     if len(_ALREADY) > 4096:
