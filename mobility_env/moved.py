@@ -15,7 +15,7 @@ import importlib.util
 import sys
 import types
 import warnings
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 
 class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -43,6 +43,25 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__getattr__ = __getattr__  # type: ignore[method-assign]
 
 
+def moved_to(package: str, new: str) -> str:
+    """The full name of a ``MOVED`` entry: relative to ``package``, or absolute when it names another package."""
+    return new if new.startswith("mobility_") else f"{package}.{new}"
+
+
 def alias_moved(package: str, moved: Mapping[str, str]) -> None:
-    """Make each old ``package.<old>`` importable as ``package.<new>`` (names relative to ``package``)."""
-    sys.meta_path.append(_MovedModules({f"{package}.{old}": f"{package}.{new}" for old, new in moved.items()}))
+    """Make each old ``package.<old>`` importable as its new module (see :func:`moved_to`)."""
+    sys.meta_path.append(_MovedModules({f"{package}.{old}": moved_to(package, new) for old, new in moved.items()}))
+
+
+def names_moved_to(package: str, module: str) -> Callable[[str], Any]:
+    """The ``__getattr__`` of a package that was one module before: the names of its ``module`` (now
+    ``package.module``), each with a ``DeprecationWarning`` naming the new place."""
+
+    def __getattr__(name: str) -> Any:
+        target = importlib.import_module(f"{package}.{module}")
+        if name.startswith("__") or not hasattr(target, name):
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        warnings.warn(f"{package}.{name} moved to {package}.{module}.{name}", DeprecationWarning, stacklevel=2)
+        return getattr(target, name)
+
+    return __getattr__

@@ -25,7 +25,7 @@ __all__ = ["METRIC_KEYS", "compute_metrics", "score_episode", "token_usage", "go
 MOVED = {"phone_report": "mobilepa.report", "phone_scorecard": "mobilepa.scorecard",
          "memory_gate": "mobilepa.memory_gate", "delegation_gates": "mobilepa.delegation_gates",
          "verify": "mobilitybench.verify", "verify_route": "mobilitybench.verify_route",
-         "claims": "mobilitybench.claims", "evidence": "mobilitybench.evidence",
+         "claims": "mobilitybench.claims", "evidence": "mobility_env.mobilitybench.evidence",
          "place_names": "mobilitybench.place_names", "intent": "mobilitybench.intent", "slots": "mobilitybench.slots",
          "tooluse": "mobilitybench.tooluse", "plan": "mobilitybench.plan", "reference": "mobilitybench.reference",
          "metrics": "mobilitybench.metrics", "shaping": "mobilitybench.shaping", "scorer": "mobilitybench.scorer",

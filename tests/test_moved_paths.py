@@ -14,8 +14,9 @@ import pytest
 import mobility_agents
 import mobility_env
 import mobility_rewards
+from mobility_env.moved import moved_to
 
-OLD_PATHS = sorted((f"{package.__name__}.{old}", f"{package.__name__}.{new}")
+OLD_PATHS = sorted((f"{package.__name__}.{old}", moved_to(package.__name__, new))
                    for package in (mobility_env, mobility_rewards, mobility_agents)
                    for old, new in package.MOVED.items())
 

@@ -6,17 +6,6 @@ messages (:mod:`.text`, :mod:`.messages`), ReAct (:mod:`.react`), Plan-and-Execu
 with a ``DeprecationWarning``: import from :mod:`mobility_agents.llm.client`.
 """
 
-from __future__ import annotations
+from mobility_env.moved import names_moved_to
 
-from typing import Any
-
-
-def __getattr__(name: str) -> Any:
-    import importlib
-    import warnings
-
-    client = importlib.import_module(f"{__name__}.client")
-    if name.startswith("__") or not hasattr(client, name):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"{__name__}.{name} moved to {__name__}.client.{name}", DeprecationWarning, stacklevel=2)
-    return getattr(client, name)
+__getattr__ = names_moved_to(__name__, "client")

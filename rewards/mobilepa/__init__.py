@@ -5,17 +5,6 @@ scorecard (:mod:`.scorecard`) and the report (:mod:`.report`).
 works, with a ``DeprecationWarning``: import from :mod:`mobility_rewards.mobilepa.verify`.
 """
 
-from __future__ import annotations
+from mobility_env.moved import names_moved_to
 
-from typing import Any
-
-
-def __getattr__(name: str) -> Any:
-    import importlib
-    import warnings
-
-    verify = importlib.import_module(f"{__name__}.verify")
-    if name.startswith("__") or not hasattr(verify, name):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"{__name__}.{name} moved to {__name__}.verify.{name}", DeprecationWarning, stacklevel=2)
-    return getattr(verify, name)
+__getattr__ = names_moved_to(__name__, "verify")
