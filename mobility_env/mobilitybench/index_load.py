@@ -82,7 +82,8 @@ def cell_reader(array: pa.Array):
     """``row -> python value`` for one Arrow array: strings and numbers without a Scalar object per read."""
     if array.null_count == 0 and (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
         width = np.int64 if pa.types.is_large_string(array.type) else np.int32
-        offsets = np.frombuffer(array.buffers()[1], dtype=width)[array.offset:array.offset + len(array) + 1]
+        # a memoryview over the (mapped) offsets: indexing it gives Python ints, no numpy scalar per read
+        offsets = memoryview(np.frombuffer(array.buffers()[1], dtype=width)[array.offset:array.offset + len(array) + 1])
         data = array.buffers()[2]
         view = memoryview(data) if data is not None else memoryview(b"")
 
@@ -91,8 +92,8 @@ def cell_reader(array: pa.Array):
 
         return read_text
     if array.null_count == 0 and (pa.types.is_integer(array.type) or pa.types.is_floating(array.type)):
-        values = array.to_numpy(zero_copy_only=True)
-        return lambda row: values[row].item()
+        values = memoryview(array.to_numpy(zero_copy_only=True))  # Python ints and floats, as .item() gives
+        return values.__getitem__
     return lambda row: array[row].as_py()
 
 
