@@ -156,3 +156,9 @@ def test_the_runner_writes_the_full_trajectory(tmp_path: Path):
     written = record["trajectory"]["record"]
     assert type(written) is dict and written["calls"] and "response" in written["calls"][0]
     assert written == env.unwrapped.state.trajectory.model_dump(mode="json")
+
+
+def test_every_view_has_its_codec():
+    # a view added without one would fail the build (KeyError) or never be stored
+    assert set(evidence.VIEWS) == set(evidence._CODECS) and len(evidence.VIEWS) >= 11
+    assert set(evidence.EVIDENCE_VIEWS.values()) <= {getattr(evidence, name) for name in evidence.VIEWS}
