@@ -519,16 +519,24 @@ _CODECS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
 }
 
 
-def encode_evidence(response_text: str) -> str:
-    """Every view of one recorded response (its stored JSON text) as one compact JSON object, for the build to
-    store: ``{view: encoded view}``; a response that does not decode stores ``{}`` (its views are then computed
-    from the text, which reports it, when a scorer reads them)."""
-    try:
-        response = json.loads(response_text)
-    except (TypeError, ValueError):
-        return "{}"
-    return json.dumps({name: _CODECS[name][0](view(response)) for name, view in VIEWS.items()},
-                      ensure_ascii=False, separators=(",", ":"))
+def encode_evidence(response_text: str, response: Any = None) -> str:
+    """Every view of one recorded response (its stored JSON text; ``response``: the text decoded, when the caller
+    has it) as one compact JSON object, for the build to store: ``{view: encoded view}``; a response that does not
+    decode stores ``{}`` (its views are then computed from the text, which reports it, when a scorer reads them)."""
+    if response is None:
+        try:
+            response = json.loads(response_text)
+        except (TypeError, ValueError):
+            return "{}"
+    views: dict[str, Any] = {}
+    for name, view in VIEWS.items():
+        if name == "places" and '"location"' not in response_text and '"lng"' not in response_text:
+            # the walk makes a place only of an object with one of these keys, and a build writes keys as they
+            # are (json.dumps escapes no ASCII letter): none in the text, no place (the walk is most of the cost)
+            views[name] = []
+            continue
+        views[name] = _CODECS[name][0](view(response))
+    return json.dumps(views, ensure_ascii=False, separators=(",", ":"))
 
 
 def has_response(record: Any) -> bool:

@@ -43,20 +43,27 @@ def arrow_schema(sandbox_schema: pa.Schema) -> pa.Schema:
 DERIVED_COLUMNS = ("compact", "evidence")
 
 
-def _compact_texts(tools: list[str], responses: list[str]) -> list[str | None]:
-    out: list[str | None] = []
+def _derived_texts(tools: list[str], responses: list[str]) -> tuple[list[str | None], list[str]]:
+    """Each response's compact observation and evidence views, from one decoding of it."""
+    compact: list[str | None] = []
+    stored: list[str] = []
     for tool, text in zip(tools, responses):
         try:
-            out.append(observation.format_response(tool, json.loads(text), "compact"))
+            response = json.loads(text)
+        except (ValueError, TypeError):
+            compact.append(None)
+            stored.append(evidence.encode_evidence(text))
+            continue
+        try:
+            compact.append(observation.format_response(tool, response, "compact"))
         except (ValueError, TypeError, KeyError, AttributeError, IndexError):
-            out.append(None)  # not stored: the env computes it at step time (and reports what fails there)
-    return out
+            compact.append(None)  # not stored: the env computes it at step time (and reports what fails there)
+        stored.append(evidence.encode_evidence(text, response))
+    return compact, stored
 
 
 def _with_compact(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
-    responses = batch.column("response").to_pylist()
-    compact = _compact_texts(batch.column("tool").to_pylist(), responses)
-    stored = [evidence.encode_evidence(text) for text in responses]
+    compact, stored = _derived_texts(batch.column("tool").to_pylist(), batch.column("response").to_pylist())
     columns = [batch.column(f.name).cast(f.type) for f in schema if f.name not in DERIVED_COLUMNS]
     return pa.record_batch(columns + [pa.array(compact, pa.large_string()), pa.array(stored, pa.large_string())],
                            schema=schema)

@@ -83,7 +83,7 @@ def cell_reader(array: pa.Array):
     if array.null_count == 0 and (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
         width = np.int64 if pa.types.is_large_string(array.type) else np.int32
         # a memoryview over the (mapped) offsets: indexing it gives Python ints, no numpy scalar per read
-        offsets = memoryview(np.frombuffer(array.buffers()[1], dtype=width)[array.offset:array.offset + len(array) + 1])
+        offsets = np.frombuffer(array.buffers()[1], dtype=width)[array.offset:array.offset + len(array) + 1].data
         data = array.buffers()[2]
         view = memoryview(data) if data is not None else memoryview(b"")
 
@@ -92,7 +92,7 @@ def cell_reader(array: pa.Array):
 
         return read_text
     if array.null_count == 0 and (pa.types.is_integer(array.type) or pa.types.is_floating(array.type)):
-        values = memoryview(array.to_numpy(zero_copy_only=True))  # Python ints and floats, as .item() gives
+        values = array.to_numpy(zero_copy_only=True).data  # a memoryview: Python ints and floats, as .item() gives
         return values.__getitem__
     return lambda row: array[row].as_py()
 
