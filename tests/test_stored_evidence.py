@@ -1,28 +1,24 @@
 """Evidence at build time: the views the verifier reads are stored by the build beside each recorded response and
-read instead of decoding it (mobility_env.mobilitybench.evidence); the terminal info's trajectory is made when first
-read (mobility_env.trajectory.LazyDict). Every stored view equals the view of the decoded response, a finish decodes
-no response, and a directory of another evidence schema is reported and served by computing, with the same
-verdicts."""
+read instead of decoding it (mobility_env.mobilitybench.evidence). Every stored view equals the view of the decoded
+response, the verifier decodes no response, and a directory of another evidence schema is reported and served by
+computing, with the same verdicts."""
 
 from __future__ import annotations
 
-import copy
 import json
-import pickle
 import shutil
 import warnings
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-import pytest
 
 import mobility_env  # noqa: F401  (registers the envs)
 from mobility_env.layout import FormatVersionWarning
 from mobility_env.mobilitybench import evidence
 from mobility_env.mobilitybench.store import EpisodeStore, resolve_data
 from mobility_env.mobilitybench.trajectory import Trajectory
-from mobility_env.trajectory import _UNDECODED, LazyDict, LazyJSON
+from mobility_env.trajectory import _UNDECODED, LazyJSON
 from mobility_rewards import reference_finish, score_episode
 
 from conftest import BUNDLED
@@ -71,18 +67,34 @@ def _play(env: Any, store: EpisodeStore, episode_id: str, answer: dict[str, Any]
     return env.step({"name": "finish", "arguments": answer or reference_finish(episode)})[4]
 
 
-def test_a_finish_decodes_no_response_and_scores_as_the_decoded_trajectory():
+def test_the_verifier_decodes_no_response_and_scores_as_the_decoded_trajectory(monkeypatch):
     env = gym.make("MobilityBench-v0", data=BUNDLED).unwrapped
     store = resolve_data(BUNDLED)
+    decoded_while_scoring: list[Any] = []
+    real_decode = LazyJSON.decode
+    scorer_finish = env.scorer.finish
+
+    def counting_finish(state: Any, trajectory: Any) -> Any:
+        def decode(lazy: LazyJSON) -> Any:
+            if lazy._value is _UNDECODED:
+                decoded_while_scoring.append(lazy.where)
+            return real_decode(lazy)
+        monkeypatch.setattr(LazyJSON, "decode", decode)
+        try:
+            return scorer_finish(state, trajectory)
+        finally:
+            monkeypatch.setattr(LazyJSON, "decode", real_decode)
+
+    monkeypatch.setattr(env.scorer, "finish", counting_finish)
     for episode_id in list(env.store.ids)[:60]:
         info = _play(env, store, episode_id)
-        state = env.state
-        raw = [call.__dict__["response"] for call in state.trajectory.calls]
-        assert raw and all(type(r) is not LazyJSON or r._value is _UNDECODED for r in raw), episode_id
+        assert any(c.name != "finish" for c in store.get(episode_id).gold_calls)
         # the same trajectory with every response decoded (as a results file holds it) scores the same
         decoded = Trajectory.model_validate(json.loads(json.dumps(info["trajectory"])))
-        metrics, verdict = score_episode(state.episode, decoded)
+        metrics, verdict = score_episode(env.state.episode, decoded)
         assert metrics == info["metrics"] and verdict.to_dict() == info["verdict"]
+    # responses are decoded only for the info's trajectory, after scoring (the shaped steps read served arguments)
+    assert not [w for w in decoded_while_scoring if w and w[2] == "response"], decoded_while_scoring[:3]
 
 
 def test_a_directory_of_another_evidence_schema_is_reported_and_computed(monkeypatch, tmp_path):
@@ -106,45 +118,6 @@ def test_a_null_response_is_seen_without_decoding():
     lazy = LazyJSON(" null ")
     assert lazy.is_null() and lazy._value is _UNDECODED
     assert not LazyJSON('{"a": 1}').is_null()
-
-
-# ---------------------------------------------------------------- the terminal info's trajectory
-
-
-def test_the_terminal_trajectory_is_made_when_first_read():
-    env = gym.make("MobilityBench-v0", data=BUNDLED).unwrapped
-    store = resolve_data(BUNDLED)
-    episode_id = env.store.ids[0]
-    info = _play(env, store, episode_id)
-    trajectory = info["trajectory"]
-    assert type(trajectory) is LazyDict and isinstance(trajectory, dict)
-    assert trajectory._make is not None  # not made yet
-    expected = env.state.trajectory.model_dump()
-    assert trajectory == expected and trajectory._make is None
-    assert json.loads(json.dumps(info["trajectory"], ensure_ascii=False)) == json.loads(json.dumps(expected))
-
-
-@pytest.mark.parametrize("read", [
-    lambda d: json.loads(json.dumps(d)), lambda d: json.loads(json.dumps({"t": d}, indent=1, sort_keys=True))["t"],
-    lambda d: pickle.loads(pickle.dumps(d)), copy.deepcopy, copy.copy, dict, lambda d: {**d}, lambda d: d.copy(),
-    lambda d: dict(d.items()), lambda d: (lambda **k: k)(**d), lambda d: {k: d[k] for k in d},
-    lambda d: {k: d.get(k) for k in list(d.keys())}, lambda d: eval(repr(d)),
-])
-def test_a_lazy_dict_reads_as_the_dict_it_makes(read):
-    made: list[int] = []
-    lazy = LazyDict(lambda: made.append(1) or {"a": 1, "b": [1, {"c": None}]})
-    assert made == []
-    out = read(lazy)
-    assert out == {"a": 1, "b": [1, {"c": None}]} and type(out) is dict and made == [1]
-    assert len(lazy) == 2 and "a" in lazy and lazy == out and made == [1]  # made once
-
-
-def test_an_empty_lazy_dict_and_writes():
-    empty = LazyDict(dict)
-    assert json.dumps(empty) == "{}" and len(empty) == 0 and not empty
-    lazy = LazyDict(lambda: {"a": 1})
-    lazy["b"] = 2
-    assert lazy == {"a": 1, "b": 2} and lazy.pop("a") == 1 and dict(lazy) == {"b": 2}
 
 
 def test_the_runner_writes_the_full_trajectory(tmp_path: Path):

@@ -20,7 +20,7 @@ from ..spaces import MAX_OBSERVATION_CHARS, SharedTexts, UnicodeText
 from .store import EpisodeStore, resolve_data
 from .tool_samples import map_tool_space
 from ..tools import openai_tools, validate_call
-from ..trajectory import ErrorKind, LazyDict
+from ..trajectory import ErrorKind
 from .trajectory import CallRecord, FinishRecord, Trajectory, new_call_record
 from ..wrappers import ScoreOnTimeLimit, check_render_mode, chosen_item
 
@@ -109,10 +109,9 @@ class MobilityEnv(gym.Env[str, Any]):
     as a JSON-safe dict (the default scorer's ``mobility_rewards.verdict.Verdict.to_dict()``:
     ``version``, ``delivered``, ``passed``, ``reason`` and ``checks``, each ``{name, expected,
     stated, passed, reason}``; rebuild it with ``Verdict.from_dict``) and ``info["trajectory"]``
-    the full record (a :class:`~mobility_env.trajectory.LazyDict`: a dict made when first read, so an RL loop that
-    never reads it decodes and copies none of the episode's responses). The same three keys end a truncated
-    episode and the info that ``abandon`` returns, with the gold labels ``task_scenario`` and ``intent_family``
-    (given only once the episode has ended: ``reset``'s info would hand a policy the intent ID scores it on).
+    the full record. The same three keys end a truncated episode and the info that ``abandon`` returns, with the
+    gold labels ``task_scenario`` and ``intent_family`` (given only once the episode has ended: ``reset``'s info
+    would hand a policy the intent ID scores it on).
 
     **Time limit.** ``MobilityBench-v0`` is registered with ``max_episode_steps`` = 10, the
     env's own limit, so ``env.spec.max_episode_steps`` tells the truth. ``gymnasium.make``
@@ -293,7 +292,7 @@ class MobilityEnv(gym.Env[str, Any]):
             reward += sum(terminal.values())
             components.update(terminal)
             info.update(metrics=state.metrics, verdict=self._verdict_dict(),
-                        trajectory=LazyDict(state.trajectory.model_dump), **self._labels())
+                        trajectory=state.trajectory.model_dump(), **self._labels())
         info["reward_components"] = components
         if record.error is not None:
             obs = self._error_obs(record.error)
@@ -347,7 +346,7 @@ class MobilityEnv(gym.Env[str, Any]):
                 "call": {"name": "finish", "arguments": copy_arguments(args)}, "match": None, "error": None,
                 "reward_components": components, "metrics": state.metrics, "verdict": self._verdict_dict(),
                 **self._labels(),
-                "trajectory": LazyDict(state.trajectory.model_dump)}
+                "trajectory": state.trajectory.model_dump()}
         obs = json.dumps({"finished": True, "metrics": state.metrics}, ensure_ascii=False)
         return obs, reward, True, False, _drop_none(info)
 
@@ -405,7 +404,7 @@ class MobilityEnv(gym.Env[str, Any]):
         return {"episode_id": state.episode.episode_id, "step": state.steps, "error": None, "abandoned": reason,
                 "reward_components": components, "metrics": state.metrics, "verdict": self._verdict_dict(),
                 **self._labels(),
-                "trajectory": LazyDict(state.trajectory.model_dump)}
+                "trajectory": state.trajectory.model_dump()}
 
     def _labels(self) -> dict[str, Any]:
         """The episode's gold labels, given only once it has ended (in ``reset``'s info a policy
