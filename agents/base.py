@@ -27,7 +27,7 @@ from typing import Any
 
 from mobility_env.mobilitybench.env import MobilityEnv
 from mobility_env.errors import MobilityEnvError
-from mobility_env.trajectory import ErrorKind
+from mobility_env.trajectory import ErrorKind, as_record
 
 
 class AgentFailure(Exception):
@@ -264,6 +264,6 @@ class Agent:
             "tools": info.get("tools"), "messages": session.messages,
             "steps": [{"action": s.action, "observation": s.observation, "reward": s.reward, "error": s.error,
                        "match": s.match} for s in session.steps],
-            "record": final.get("trajectory"),
+            "record": as_record(final.get("trajectory")),
         }
         return {"result": result, "trajectory": json.loads(json.dumps(trajectory, ensure_ascii=False, default=str))}

@@ -669,6 +669,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--calls", type=int, default=200, help="gold calls per tool for 3b/3c")
     parser.add_argument("--max-scan", type=int, default=20_000, help="episodes scanned at most for samples")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--info-trajectory", choices=("copy", "reference"), default=None,
+                        help="the env's info_trajectory (default: the env's default, a copy of the record)")
     parser.add_argument("--workdir", help="write the reference's files here and keep them (default: a temp dir)")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
@@ -749,7 +751,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         fail(f"only {len(plays)} episodes agree with the reference; nothing to time")
     warmup = plays.pop()
     plays = plays[:len(plays) // rounds * rounds]
-    envs = {fmt: MobilityEnv(args.data, obs_format=fmt) for fmt in ("compact", "raw")}
+    extra = {"info_trajectory": args.info_trajectory} if args.info_trajectory else {}
+    envs = {fmt: MobilityEnv(args.data, obs_format=fmt, **extra) for fmt in ("compact", "raw")}
     scoring, why = load_reference_scoring(settings)
     if why:
         result["reference_scoring_skipped"] = why

@@ -254,3 +254,11 @@ class ToolCallRecord(Protocol):
     def to_dict(self) -> dict[str, Any]:
         """The record as written to ``trajectories.jsonl`` (JSON-safe)."""
         ...
+
+
+def as_record(value: Any) -> Any:
+    """A terminal info's ``trajectory`` as plain data: a suite's trajectory object handed out by reference
+    (MobilityBench-v0's :class:`~mobility_env.mobilitybench.trajectory.Trajectory`) made into its dict with
+    ``to_dict()``, which decodes and copies its responses; anything else (MobilePA-v0's dict, None) as it is."""
+    to_dict = getattr(value, "to_dict", None)
+    return to_dict() if callable(to_dict) and not isinstance(value, dict) else value

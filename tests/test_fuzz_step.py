@@ -24,6 +24,7 @@ from mobility_env.canonical import _canonical_point_text
 from mobility_env.mobilitybench.env import MobilityEnv
 from mobility_env.errors import ConfigError
 from mobility_env.tools import TOOLS, _parse_coordinate_text, bounded_text_cache
+from mobility_env.trajectory import as_record
 
 FUZZ = settings(deadline=None, derandomize=True, max_examples=300,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
@@ -241,7 +242,7 @@ def test_recorded_arguments_are_a_copy(direct_env):
     finish["arguments"]["slots"]["origin"] = "B"
     trajectory = direct_env.state.trajectory
     assert trajectory.calls[0].arguments == original
-    assert final["trajectory"]["calls"][0]["arguments"] == original
+    assert as_record(final["trajectory"])["calls"][0]["arguments"] == original
     assert trajectory.finish.slots == {"origin": "A"}
 
 

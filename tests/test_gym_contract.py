@@ -25,6 +25,7 @@ from mobility_env.spaces import SharedTexts, ToolCallSpace, UnicodeText
 from mobility_env.suites import env_ids
 from mobility_env.mobilitybench.tool_samples import map_tool_space
 from mobility_env.tools import MAP_TOOLS, TOOLS, validate_call
+from mobility_env.trajectory import as_record
 
 #: Every suite's registered env: each contract test runs on each (a suite registry can replace this list).
 SUITE_ENV_IDS = list(env_ids())  # every registered suite (mobility_env.suites)
@@ -107,7 +108,7 @@ def test_truncation_carries_metrics_and_verdict(env_id, make_kwargs):
     assert env.unwrapped.max_steps == steps
     _, reward, terminated, truncated, info = play_to_truncation(env, steps)
     assert truncated and not terminated
-    assert TERMINAL_KEYS <= set(info) and info["metrics"]["DR"] == 0.0 and info["trajectory"]["truncated"]
+    assert TERMINAL_KEYS <= set(info) and info["metrics"]["DR"] == 0.0 and as_record(info["trajectory"])["truncated"]
     assert info["verdict"]["delivered"] is False and info["verdict"]["passed"] is False
     assert reward == pytest.approx(sum(info["reward_components"].values()))
 
@@ -124,7 +125,8 @@ def test_time_limit_truncation_is_scored_by_the_wrapper_as_the_env_scores_its_ow
     rewards: list[float] = []
     _, reward, terminated, truncated, info = play_to_truncation(env, limit, rewards)
     assert truncated and not terminated and TERMINAL_KEYS <= set(info)
-    assert info["trajectory"]["truncated"] is True and len(info["trajectory"]["calls"]) == limit
+    record = as_record(info["trajectory"])
+    assert record["truncated"] is True and len(record["calls"]) == limit
     assert set(info) == set(own) and info["reward_components"] == own["reward_components"]
     assert info["metrics"] == own["metrics"] and info["verdict"] == own["verdict"]
     assert rewards == pytest.approx(own_rewards)

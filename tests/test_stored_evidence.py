@@ -12,13 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+import pydantic_core
+import pytest
 
 import mobility_env  # noqa: F401  (registers the envs)
+from mobility_env.errors import ConfigError
 from mobility_env.layout import FormatVersionWarning
 from mobility_env.mobilitybench import evidence
 from mobility_env.mobilitybench.store import EpisodeStore, resolve_data
 from mobility_env.mobilitybench.trajectory import Trajectory
-from mobility_env.trajectory import _UNDECODED, LazyJSON
+from mobility_env.trajectory import _UNDECODED, LazyJSON, as_record
 from mobility_rewards import reference_finish, score_episode
 
 from conftest import BUNDLED
@@ -135,3 +138,28 @@ def test_every_view_has_its_codec():
     # a view added without one would fail the build (KeyError) or never be stored
     assert set(evidence.VIEWS) == set(evidence._CODECS) and len(evidence.VIEWS) >= 11
     assert set(evidence.EVIDENCE_VIEWS.values()) <= {getattr(evidence, name) for name in evidence.VIEWS}
+
+
+def test_the_terminal_trajectory_is_handed_out_by_reference_when_asked():
+    copying = gym.make("MobilityBench-v0", data=BUNDLED).unwrapped
+    info = _play(copying, resolve_data(BUNDLED), copying.store.ids[0])
+    assert type(info["trajectory"]) is dict and json.dumps(info)  # the default: plain data, json-writable
+    with pytest.raises(ConfigError, match="info_trajectory must be one of"):
+        gym.make("MobilityBench-v0", data=BUNDLED, info_trajectory="lazy")
+    copied = info["trajectory"]
+    env = gym.make("MobilityBench-v0", data=BUNDLED, info_trajectory="reference").unwrapped
+    store = resolve_data(BUNDLED)
+    first, second = env.store.ids[:2]
+    info = _play(env, store, first)
+    trajectory = info["trajectory"]
+    assert trajectory is env.state.trajectory and isinstance(trajectory, Trajectory)
+    record = as_record(trajectory)
+    assert record == copied and record["calls"] and record["finish"]  # the same record the default copies
+    # serializers see the whole record or refuse it loudly; none writes a placeholder
+    assert json.loads(pydantic_core.to_json({"t": trajectory})) == json.loads(json.dumps({"t": record}, default=str))
+    with pytest.raises(TypeError):
+        json.dumps(info)
+    # the env does not change a handed-out record: the next episode gets its own
+    _play(env, store, second)
+    assert as_record(trajectory) == record and env.state.trajectory is not trajectory
+    assert as_record({"a": 1}) == {"a": 1} and as_record(None) is None  # MobilePA's dict, nothing: as they are

@@ -32,7 +32,11 @@ from mobility_rewards.mobilitybench.scorer import DefaultScorer
 
 MAX_RECORDED_NAME_CHARS = 100  # an unknown tool's name is recorded cut to this
 # the spaces and the time-limit wrapper live in their own modules; their old import paths keep working
-__all__ = ["EpisodeState", "MAX_OBSERVATION_CHARS", "MobilityEnv", "ScoreOnTimeLimit", "SharedTexts", "UnicodeText"]
+__all__ = ["EpisodeState", "INFO_TRAJECTORY", "MAX_OBSERVATION_CHARS", "MobilityEnv", "ScoreOnTimeLimit", "SharedTexts",
+           "UnicodeText"]
+
+#: What the terminal info's ``trajectory`` holds: a plain copy (the default) or the episode's record itself.
+INFO_TRAJECTORY = ("copy", "reference")
 
 
 def _drop_none(info: dict[str, Any]) -> dict[str, Any]:
@@ -109,7 +113,12 @@ class MobilityEnv(gym.Env[str, Any]):
     as a JSON-safe dict (the default scorer's ``mobility_rewards.verdict.Verdict.to_dict()``:
     ``version``, ``delivered``, ``passed``, ``reason`` and ``checks``, each ``{name, expected,
     stated, passed, reason}``; rebuild it with ``Verdict.from_dict``) and ``info["trajectory"]``
-    the full record. The same three keys end a truncated episode and the info that ``abandon`` returns, with the
+    the full record as plain data (every response decoded and copied: a first visit's ``finish`` spends most of
+    its time here). ``info_trajectory="reference"`` hands out the episode's own
+    :class:`~mobility_env.mobilitybench.trajectory.Trajectory` instead (the env does not change it once the episode
+    has ended; ``to_dict()`` or ``mobility_env.trajectory.as_record`` makes it plain data, as the runner and
+    ``serve`` do): a loop that never reads it pays nothing for it, but the info is then no longer ``json.dumps``-able
+    as it is. The same three keys end a truncated episode and the info that ``abandon`` returns, with the
     gold labels ``task_scenario`` and ``intent_family`` (given only once the episode has ended: ``reset``'s info
     would hand a policy the intent ID scores it on).
 
@@ -138,6 +147,8 @@ class MobilityEnv(gym.Env[str, Any]):
         max_action_chars, max_depth, max_string_chars, max_number_digits: the caps on an
             action (above; :class:`mobility_env.actions.ActionLimits`).
         obs_format: ``"compact"`` or ``"raw"``.
+        info_trajectory: ``"copy"`` (default) or ``"reference"``: what the terminal info's ``trajectory`` holds
+            (see above).
         scorer: a :class:`mobility_env.scoring.Scorer` (start an episode, score a step, score the
             end with metrics and verdict); None = ``DefaultScorer(reward_weights)``.
         reward_weights: mapping or ``mobility_rewards.mobilitybench.shaping.RewardWeights``, the default
@@ -221,11 +232,15 @@ class MobilityEnv(gym.Env[str, Any]):
                  episode_ids: list[str] | None = None,
                  render_mode: str | None = None, store: EpisodeStore | None = None,
                  max_action_chars: int = MAX_ACTION_CHARS, max_depth: int = MAX_DEPTH,
-                 max_string_chars: int = MAX_STRING_CHARS, max_number_digits: int = MAX_NUMBER_DIGITS):
+                 max_string_chars: int = MAX_STRING_CHARS, max_number_digits: int = MAX_NUMBER_DIGITS,
+                 info_trajectory: str = "copy"):
         if obs_format not in OBS_FORMATS:
             raise ConfigError(f"obs_format must be one of {OBS_FORMATS}, got {obs_format!r}")
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
             raise ConfigError(f"max_steps must be a positive integer, got {max_steps!r}")
+        if info_trajectory not in INFO_TRAJECTORY:
+            raise ConfigError(f"info_trajectory must be one of {INFO_TRAJECTORY}, got {info_trajectory!r}")
+        self.info_trajectory = info_trajectory
         check_render_mode(render_mode, self.metadata)
         self.limits = ActionLimits(max_action_chars=max_action_chars, max_depth=max_depth,
                                    max_string_chars=max_string_chars, max_number_digits=max_number_digits)
@@ -292,7 +307,7 @@ class MobilityEnv(gym.Env[str, Any]):
             reward += sum(terminal.values())
             components.update(terminal)
             info.update(metrics=state.metrics, verdict=self._verdict_dict(),
-                        trajectory=state.trajectory.model_dump(), **self._labels())
+                        trajectory=self._trajectory_info(), **self._labels())
         info["reward_components"] = components
         if record.error is not None:
             obs = self._error_obs(record.error)
@@ -346,7 +361,7 @@ class MobilityEnv(gym.Env[str, Any]):
                 "call": {"name": "finish", "arguments": copy_arguments(args)}, "match": None, "error": None,
                 "reward_components": components, "metrics": state.metrics, "verdict": self._verdict_dict(),
                 **self._labels(),
-                "trajectory": state.trajectory.model_dump()}
+                "trajectory": self._trajectory_info()}
         obs = json.dumps({"finished": True, "metrics": state.metrics}, ensure_ascii=False)
         return obs, reward, True, False, _drop_none(info)
 
@@ -358,6 +373,13 @@ class MobilityEnv(gym.Env[str, Any]):
         score = self.scorer.finish(state.scoring, state.trajectory)
         state.metrics, state.verdict = dict(score.metrics), score.verdict
         return dict(score.reward_components)
+
+    def _trajectory_info(self) -> Any:
+        """The terminal info's record: a copy (plain data) or, with ``info_trajectory="reference"``, the episode's
+        own :class:`Trajectory`, which the env does not change once the episode has ended."""
+        assert self.state is not None
+        trajectory = self.state.trajectory
+        return trajectory if self.info_trajectory == "reference" else trajectory.to_dict()
 
     def _verdict_dict(self) -> dict[str, Any] | None:
         state = self.state
@@ -404,7 +426,7 @@ class MobilityEnv(gym.Env[str, Any]):
         return {"episode_id": state.episode.episode_id, "step": state.steps, "error": None, "abandoned": reason,
                 "reward_components": components, "metrics": state.metrics, "verdict": self._verdict_dict(),
                 **self._labels(),
-                "trajectory": state.trajectory.model_dump()}
+                "trajectory": self._trajectory_info()}
 
     def _labels(self) -> dict[str, Any]:
         """The episode's gold labels, given only once it has ended (in ``reset``'s info a policy

@@ -81,3 +81,7 @@ class Trajectory(BaseModel):
     truncated: bool = False
     input_tokens: int = 0
     output_tokens: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole record as plain data (``model_dump()``): every response decoded and copied."""
+        return self.model_dump()

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from mobility_env.errors import MobilityEnvError
 from mobility_env.runfiles import json_text
 from mobility_env.suites import suite_of
+from mobility_env.trajectory import as_record
 
 from .client import MobilityAction, MobilityObservation, MobilityState
 from ...targets import make_env
@@ -159,6 +160,8 @@ class MobilityEnvironment(Environment):
             self._steps += 1
             self._done = bool(terminated or truncated)
             self._return += float(reward)
+        if "trajectory" in info:  # the record goes over the wire as data (the env hands it out by reference)
+            info = {**info, "trajectory": as_record(info["trajectory"])}
         return MobilityObservation(text=text, info=info, reward=float(reward), done=self._done,
                                    terminated=bool(terminated), truncated=bool(truncated))
 
