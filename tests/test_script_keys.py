@@ -80,9 +80,18 @@ def test_the_stored_keys_are_the_installed_opencc_s():
     assert stored == read_keys(), "run: python tests/test_script_keys.py --write"
 
 
-def test_a_text_the_fast_path_returns_is_what_opencc_returns():
+def _fast_path_keys() -> tuple:
+    """The keys, or a skip: with another OpenCC than the keys file names there is no fast path (every text is
+    converted, which the test above checks)."""
     keys = script._keys()
-    assert keys is not None
+    if keys is None:
+        stored = json.loads(KEYS_FILE.read_text(encoding="utf-8"))["opencc"]
+        pytest.skip(f"keys of OpenCC {stored}, installed {importlib.metadata.version('OpenCC')}: no fast path")
+    return keys
+
+
+def test_a_text_the_fast_path_returns_is_what_opencc_returns():
+    keys = _fast_path_keys()
     convert = script._converter()
     keyed = list(keys[0])[:400] + [p[0] for p in sorted(keys[1])[:200]] + ["乾", "著", "台", "干", "发", "么"]
     plain = list("北京市朝阳区路街道号店大厦一的了是在西湖公园站") + list("abc 12-(")
@@ -101,6 +110,7 @@ def test_a_text_the_fast_path_returns_is_what_opencc_returns():
 
 
 def test_plain_simplified_names_take_the_fast_path():
+    _fast_path_keys()
     names = ["北京市朝阳区建国路88号", "星巴克(国贸店)", "深圳宝安国际机场T3航站楼", "西湖风景名胜区", "人民公园地铁站"]
     assert all(script._unchanged(name) for name in names)
     assert not script._unchanged("臺北車站") and not script._unchanged("乾县")  # keys: converted
