@@ -116,7 +116,10 @@ class LazyJSON:
         views = self._views
         if views is None and self.evidence is not None:
             try:
-                views = self._views = json.loads(self.evidence())
+                views = json.loads(self.evidence())
+                if not isinstance(views, dict):
+                    raise TypeError(f"a JSON {type(views).__name__}, not an object")
+                self._views = views
             except (TypeError, ValueError) as exc:
                 file, row, _ = self.where or (None, None, None)
                 raise CorruptDataError(file or "<sandbox>", f"stored evidence does not decode ({exc})", row=row,

@@ -16,7 +16,7 @@ import pydantic_core
 import pytest
 
 import mobility_env  # noqa: F401  (registers the envs)
-from mobility_env.errors import ConfigError
+from mobility_env.errors import ConfigError, CorruptDataError
 from mobility_env.layout import FormatVersionWarning
 from mobility_env.mobilitybench import evidence
 from mobility_env.mobilitybench.store import EpisodeStore, resolve_data
@@ -115,6 +115,18 @@ def test_a_directory_of_another_evidence_schema_is_reported_and_computed(monkeyp
     assert any("stored evidence views" in m and "'0+reader0'" in m and "mobility-env index" in m for m in messages)
     computed = [_play(other, resolve_data(directory), i) for i in ids]
     assert [(s["metrics"], s["verdict"]) for s in stored] == [(c["metrics"], c["verdict"]) for c in computed]
+
+
+@pytest.mark.parametrize("record", ['{"places": 5}', '{"route_options": [[1]]}', '{"weather_facts": {"a": 1}}', "[1]",
+                                    '{"places": [[1, 2]]}', "not json"])
+def test_a_damaged_stored_record_is_a_typed_error(record):
+    lazy = LazyJSON('{"name": "a", "location": "116.1,39.2"}', ("sandbox.arrow", 7, "response"),
+                    evidence=lambda: record)
+    views = ("places", "route_options", "weather_facts")
+    with pytest.raises(CorruptDataError, match="evidence") as caught:
+        for name in views:
+            getattr(evidence, name)(lazy)
+    assert caught.value.row == 7 or "row 7" in str(caught.value)
 
 
 def test_a_null_response_is_seen_without_decoding():

@@ -36,6 +36,7 @@ from typing import Any, Callable, NamedTuple, TypeVar, cast
 from mobility_env.responses import (PathView, TransitView, number, poi_items, regeocode, route_view, traffic_info,
                                     unwrap, weather_description)
 from mobility_env.tools import parse_coordinate
+from mobility_env.errors import CorruptDataError
 from mobility_env.trajectory import LazyJSON
 
 from mobility_env.reading import READER_VERSION, quantities
@@ -103,7 +104,7 @@ def per_response(reader: Callable[[Any], _View]) -> Callable[[Any], _View]:
         if type(response) is LazyJSON:
             stored = response.views()
             if stored is not None and name in stored:  # the view the build stored: the response is not decoded
-                return cast(_View, view_of(response, lambda: _CODECS[name][1](stored[name])))
+                return cast(_View, view_of(response, lambda: _stored_view(response, name, stored[name])))
             response = response.decode()
         if type(response) is not dict and type(response) is not list:
             return reader(response)
@@ -469,6 +470,16 @@ EVIDENCE_VERSION = 1
 #: What a built directory records (``meta.json`` of its index, ``evidence_version``): a stored record is read only
 #: under the same schema.
 EVIDENCE_SCHEMA = f"{EVIDENCE_VERSION}+reader{READER_VERSION}"
+
+
+def _stored_view(lazy: LazyJSON, name: str, encoded: Any) -> Any:
+    """A stored view decoded; a record of another shape (a damaged file) is a CorruptDataError naming the cell."""
+    try:
+        return _CODECS[name][1](encoded)
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError) as exc:
+        file, row, _ = lazy.where or (None, None, None)
+        raise CorruptDataError(file or "<sandbox>", f"stored evidence view {name!r} is not the shape the build writes "
+                               f"({type(exc).__name__}: {exc})", row=row, column="evidence") from exc
 
 
 def _tuple(value: Any) -> tuple[Any, ...]:
