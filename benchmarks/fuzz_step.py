@@ -1,13 +1,15 @@
-"""Fuzz ``env.step`` with N hostile actions: exceptions must be 0 and memory flat.
+"""Fuzz ``env.step`` of every registered env with N hostile actions each: 0 exceptions, flat memory.
 
-The actions mix what was measured breaking ``step`` before the action caps (lone surrogates, 400-digit
-coordinates and radii, JSON integers over 4,300 digits, arguments nested ~990 deep) with
-megabyte strings, NaN/inf, non-JSON Python values, unknown tools, extra keys, wrong types,
-JSON text and OpenAI tool-call forms, and valid calls (sampled, gold, and gold calls with one
-argument replaced by a hostile value). Episodes are reset on their end and every
-``--episode-steps`` actions. Every step's result is checked (5-tuple, ``str`` observation
-writable as UTF-8, finite float reward, error types from the documented list); an exception
-or a violation is counted with its category and the first ones are printed.
+The actions (drawn from each env's own tools and argument names) mix what was measured breaking ``step``
+before the action caps (lone surrogates, 400-digit coordinates and radii, JSON integers over 4,300
+digits, arguments nested ~990 deep) with megabyte strings, NaN/inf, non-JSON Python values, unknown
+tools, extra keys, wrong types, JSON text and OpenAI tool-call forms, and valid calls (sampled, gold,
+and gold calls with one argument replaced by a hostile value), plain-text answers made of what quantity
+readers scan (digits of every script, numerals, separators, units) and Python objects whose own code
+raises (dunders, ``__getattr__``, a Fraction no float holds). Episodes are reset on their end and every
+``--episode-steps`` actions. Every step's result is checked (5-tuple, ``str`` observation writable as
+UTF-8, finite float reward, error types from the documented list); an exception or a violation is
+counted with its category and the first ones are printed.
 
 RSS is read from /proc/self/smaps_rollup at ``--checkpoints`` evenly spaced points with the
 entries held by the env's text caches; the table shows start, peak and end.
@@ -16,7 +18,8 @@ Those caches are bounded (entries x characters per entry) but fill up with the s
 coordinates and names, so RSS rises slowly until they are full; ``--clear-caches`` empties
 them at each checkpoint, leaving flat what is not a cache.
 
-    python benchmarks/fuzz_step.py [--n 1000000] [--seed 0] [--data DIR] [--direct] [--clear-caches] [--out FILE.json]
+    python benchmarks/fuzz_step.py [--env all|MobilityBench-v0|MobilePA-v0] [--n 1000000] [--seed 0] [--data DIR]
+                                   [--direct] [--clear-caches] [--out FILE.json]
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import sys
 import time
 import traceback
 from collections import Counter
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable
 
@@ -36,21 +40,64 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import emit, machine, memory_kib  # noqa: E402
 
 SURROGATES = ("\ud800", "北京\udfff", "\udc00\udc00", "a\ud83d", "\udbff")
+#: Pieces of plain-text answers: digits of several scripts, numerals, separators, units, signs.
+NUMBERISH = ("1", "12", "0.5", "3.", ".7", "1,234", "12:30", "：", ":", "Ⅻ", "Ⅳ", "ⅲ", "①", "１２", "０．５", "一", "十二",
+             "两", "半", "万", "亿", "〇", "零点五", "三分之一", "½", "²", "⁴", "-", "−", "+", "~", "～", "%", "‰", "e5",
+             "1e400", "9" * 60, "公里", "km", "英里", "miles", "里", "点", "分", "时", "小时", "min", "元", "°C", "度",
+             "第", "约", "大约", "多", "几", "至", "到", " ", "\n", "。", "，", ",", "/", "·", "号", "路", "月", "日")
+
+
+class _Boom(Exception):
+    pass
+
+
+def _raise(*args: Any, **kwargs: Any) -> Any:
+    raise _Boom("hostile")
+
+
+_DUNDERS = ("__getattr__", "__getattribute__", "__iter__", "__len__", "__int__", "__index__", "__float__",
+            "__repr__", "__str__", "__eq__", "__hash__", "__bool__", "keys", "items", "__getitem__", "model_dump")
+_BASES: tuple[type, ...] = (object, int, float, str, dict, list, tuple)
+
+
+def hostile_object(rng: random.Random) -> Any:
+    """An instance of a JSON type (or object) subclass with some methods replaced by ones that raise, or a Fraction
+    no float holds."""
+    if rng.random() < 0.2:
+        return rng.choice((Fraction(10 ** 400, 3), Fraction(-(10 ** 400), 7), Fraction(1, 10 ** 400)))
+    base = rng.choice(_BASES)
+    cls = type("Hostile", (base,), {name: _raise for name in rng.sample(_DUNDERS, rng.randint(1, 4))})
+    value: Any = {"name": "finish"} if base is dict else [1] if base in (list, tuple) else "x" if base is str else 3
+    try:
+        return cls(value) if base is not object else cls()
+    except _Boom:
+        return cls.__new__(cls)  # type: ignore[call-overload]
+
+
+def gold_calls(env: Any) -> list[Any]:
+    """The calls that solve the current episode (MobilityBench's gold calls, MobilePA's oracle calls)."""
+    inner = env.unwrapped
+    episode = getattr(inner, "episode", None)
+    if episode is not None:
+        return list(episode.gold_calls)
+    session = getattr(inner, "session", None)
+    task = getattr(session, "task", None)
+    return list(getattr(task, "oracle_calls", ()))
 
 
 class Fuzzer:
     """Seeded generator of hostile and valid actions (``random.Random``: fast enough for 10^6)."""
 
-    def __init__(self, seed: int, max_string_chars: int, max_number_digits: int):
-        from mobility_env.mobilitybench.tool_samples import map_tool_space
-        from mobility_env.tools import TOOLS
-
+    def __init__(self, env: Any, seed: int):
         self.rng = random.Random(seed)
-        self.space = map_tool_space(seed=seed)
-        self.tools = list(TOOLS) + ["traffic_status_road_api"]
-        self.arg_names = sorted({p.name for spec in TOOLS.values() for p in spec.params}) + ["extra", "", "名称"]
-        self.long = max_string_chars
-        self.digits = max_number_digits
+        self.space = env.action_space
+        self.space.seed(seed)
+        samples = [self.space.sample() for _ in range(500)]  # the suite's tools and argument names, as offered
+        self.tools = sorted({a["name"] for a in samples}) + ["traffic_status_road_api", "teleport"]
+        self.arg_names = sorted({k for a in samples for k in a["arguments"]}) + ["extra", "", "名称"]
+        limits = env.unwrapped.limits
+        self.long = limits.max_string_chars
+        self.digits = limits.max_number_digits
         self.megabyte = "京" * 1_000_000
         self.categories: list[tuple[str, float, Callable[[Any], Any]]] = [
             ("valid_sample", 10, lambda env: self.space.sample()),
@@ -61,6 +108,8 @@ class Fuzzer:
             ("openai_shape", 10, self.openai_shape),
             ("envelope_garbage", 10, self.envelope_garbage),
             ("finish", 7, self.finish),
+            ("plain_text_answer", 5, self.plain_text_answer),
+            ("hostile_object", 5, self.hostile_object),
             ("megabyte", 1, self.megabyte_action),
         ]
         self.weights = [w for _, w, _ in self.categories]
@@ -104,7 +153,7 @@ class Fuzzer:
 
     # ---------------------------------------------------------------- actions
     def gold(self, env: Any) -> dict[str, Any]:
-        calls = env.unwrapped.episode.gold_calls
+        calls = gold_calls(env)
         if not calls:
             return self.space.sample()
         call = calls[self.rng.randrange(len(calls))]
@@ -172,11 +221,33 @@ class Fuzzer:
             arguments[rng.choice(("intent", "slots", "plan", "route_index", "extra"))] = self.value()
         return {"name": "finish", "arguments": arguments}
 
+    def plain_text_answer(self, env: Any) -> dict[str, Any]:
+        """A finish whose answer is prose made of what quantity and time readers scan: digits of every script,
+        numerals, separators, units and signs in random order (``Ⅻ1：12:30`` crashed MobilePA's reader)."""
+        rng = self.rng
+        pieces = [rng.choice(NUMBERISH) if rng.random() < 0.8 else self.text()[:8] for _ in range(rng.randint(1, 14))]
+        return {"name": "finish", "arguments": {"answer": "".join(pieces)}}
+
+    def hostile_object(self, env: Any) -> Any:
+        """A Python object whose own code raises, or a number no float holds, as the action, its arguments or one
+        argument (in-process policies; test_hostile_objects.py holds the same recipes as a property test)."""
+        rng = self.rng
+        obj = hostile_object(rng)
+        place = rng.randrange(4)
+        if place == 0:
+            return obj
+        if place == 1:
+            return {"name": "finish", "arguments": obj}
+        if place == 2:
+            return {"name": rng.choice(self.tools), "arguments": {rng.choice(self.arg_names): obj}}
+        return {"name": "finish", "arguments": {"answer": obj}}
+
     def megabyte_action(self, env: Any) -> Any:
         tag = str(self.rng.random())  # a distinct string every time: nothing may be cached or kept
         if self.rng.random() < 0.5:
             return tag + self.megabyte
-        return {"name": "walking_route", "arguments": {"origin": tag + self.megabyte, "destination": "116.4,39.9"}}
+        name, argument = self.rng.choice(self.tools), self.rng.choice(self.arg_names)
+        return {"name": name, "arguments": {argument: tag + self.megabyte}}
 
     def draw(self, env: Any) -> tuple[str, Any]:
         name, _, make = self.rng.choices(self.categories, weights=self.weights)[0]
@@ -218,29 +289,39 @@ def check(result: Any, error_types: tuple[str, ...]) -> str | None:
 
 
 def main() -> None:
+    import mobility_env  # noqa: F401  (registers the suites)
+    from mobility_env.suites import env_ids
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n", type=int, default=1_000_000, help="fuzzed actions (default 1,000,000)")
+    parser.add_argument("--env", default="all", choices=["all", *env_ids()],
+                        help="the env fuzzed, or all registered ones in turn (default all)")
+    parser.add_argument("--n", type=int, default=1_000_000, help="fuzzed actions per env (default 1,000,000)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--data", default=None, help="built directory or official file (default: the bundled set)")
-    parser.add_argument("--direct", action="store_true", help="MobilityEnv() instead of gymnasium.make (no wrappers)")
+    parser.add_argument("--data", default=None, help="built directory or official file for MobilityBench-v0, a task "
+                                                     "directory for MobilePA-v0 (default: the bundled set)")
+    parser.add_argument("--direct", action="store_true", help="env.unwrapped instead of gymnasium.make (no wrappers)")
     parser.add_argument("--episode-steps", type=int, default=12,
-                        help="reset after this many actions (default 12: episodes also reach the 10-step truncation)")
+                        help="reset after this many actions (default 12: episodes also reach the step limit)")
     parser.add_argument("--checkpoints", type=int, default=20)
     parser.add_argument("--clear-caches", action="store_true",
                         help="empty the text caches after each checkpoint: what remains growing would be a leak")
     parser.add_argument("--out", default=None, help="also write the JSON result here")
     args = parser.parse_args()
+    results = [fuzz(env_id, args) for env_id in (env_ids() if args.env == "all" else [args.env])]
+    emit(results[0] if len(results) == 1 else {"benchmark": "fuzz_step", "envs": results}, args.out)
 
+
+def fuzz(env_id: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Fuzz one env for ``args.n`` actions; print its table and return its result."""
     import gymnasium as gym
 
-    import mobility_env  # noqa: F401  (registers MobilityBench-v0)
     from mobility_env.actions import ERROR_TYPES
-    from mobility_env.mobilitybench.env import MobilityEnv
 
-    env = MobilityEnv(data=args.data) if args.direct else gym.make("MobilityBench-v0", data=args.data)
-    limits = env.unwrapped.limits
-    fuzzer = Fuzzer(args.seed, limits.max_string_chars, limits.max_number_digits)
+    env = gym.make(env_id, **({"data": args.data} if args.data else {}))
+    if args.direct:
+        env = env.unwrapped
     env.reset(seed=args.seed)
+    fuzzer = Fuzzer(env, args.seed)
     every = max(1, args.n // args.checkpoints)
     exceptions: Counter[str] = Counter()
     violations: Counter[str] = Counter()
@@ -290,6 +371,7 @@ def main() -> None:
     elapsed = time.perf_counter() - started
 
     rss = [row["rss_mib"] for row in rows]
+    print(f"\n[{env_id}]")
     print(f"{'actions':>10} {'seconds':>8} {'RSS MiB':>8} {'anon MiB':>9} "
           f"{'text cache entries (of ' + format(rows[0]['cache_capacity'], ',') + ')':>30} {'exceptions':>10}")
     for row in rows:
@@ -302,12 +384,12 @@ def main() -> None:
           f"{rows[1]['rss_mib'] if len(rows) > 1 else rss[0]} / {max(rss[1:] or rss)} / {rss[-1]})")
     for failure in first_failures:
         print(failure)
-    emit({"benchmark": "fuzz_step", "n": args.n, "seed": args.seed,
-          "env": "direct" if args.direct else "gymnasium.make",
-          "seconds": round(elapsed, 1), "actions_per_s": round(args.n / elapsed), "exceptions": dict(exceptions),
-          "violations": dict(violations), "categories": dict(categories), "error_types": dict(errors),
-          "rss_mib": {"start": rss[0], "peak": max(rss), "end": rss[-1]}, "checkpoints": rows, "machine": machine()},
-         args.out)
+    env.close()
+    return {"benchmark": "fuzz_step", "env_id": env_id, "n": args.n, "seed": args.seed,
+            "env": "direct" if args.direct else "gymnasium.make",
+            "seconds": round(elapsed, 1), "actions_per_s": round(args.n / elapsed), "exceptions": dict(exceptions),
+            "violations": dict(violations), "categories": dict(categories), "error_types": dict(errors),
+            "rss_mib": {"start": rss[0], "peak": max(rss), "end": rss[-1]}, "checkpoints": rows, "machine": machine()}
 
 
 if __name__ == "__main__":

@@ -23,6 +23,12 @@ DEFAULT_IDLE_TIMEOUT_S = 300.0
 #: The largest WebSocket message or HTTP request body accepted. The env refuses an action over
 #: 20,000 characters anyway (as an ``invalid_json`` observation); this bounds what the server reads.
 DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024
+#: Seconds a connection has to send a whole request (headers and body), from its opening or its previous
+#: response; also the time a WebSocket has to send its first message.
+DEFAULT_REQUEST_TIMEOUT_S = 10.0
+#: Connections open at once (HTTP and WebSocket), and from one peer address.
+DEFAULT_MAX_CONNECTIONS = 512
+DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 128
 
 
 def is_loopback(host: str) -> bool:
@@ -41,7 +47,9 @@ class ServeConfig:
 
     ``env_kwargs`` default to the options ``mobility-env run`` gives the env
     (:func:`~mobility_agents.targets.default_env_options`). ``idle_timeout_s`` 0 keeps idle
-    sessions forever. ``port`` 0 takes a free port (the running server reports it).
+    sessions forever. ``port`` 0 takes a free port (the running server reports it). The connection
+    limits (``request_timeout_s``, ``max_connections``, ``max_connections_per_client``) are
+    :mod:`~mobility_agents.adapters.openenv.connections`'.
     """
 
     env_id: str = MOBILITYBENCH
@@ -52,6 +60,9 @@ class ServeConfig:
     max_sessions: int = DEFAULT_MAX_SESSIONS
     idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    max_connections_per_client: int = DEFAULT_MAX_CONNECTIONS_PER_CLIENT
     allow_remote: bool = False
     options: dict[str, Any] = field(init=False)
 
@@ -67,6 +78,12 @@ class ServeConfig:
             raise ConfigError(f"idle_timeout_s must be 0 (never) or positive, got {self.idle_timeout_s!r}")
         if not isinstance(self.max_message_bytes, int) or self.max_message_bytes < 1024:
             raise ConfigError(f"max_message_bytes must be at least 1024, got {self.max_message_bytes!r}")
+        if not (isinstance(self.request_timeout_s, (int, float)) and 0 < self.request_timeout_s < float("inf")):
+            raise ConfigError(f"request_timeout_s must be a positive number of seconds, got {self.request_timeout_s!r}")
+        for name in ("max_connections", "max_connections_per_client"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{name} must be at least 1, got {value!r}")
         if not is_loopback(self.host) and not self.allow_remote:
             raise ConfigError(f"refusing to serve on {self.host!r}: the server has no authentication, so anyone who "
                               "can reach the port can run episodes; bind 127.0.0.1 (the default) or pass "

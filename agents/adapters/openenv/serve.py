@@ -13,8 +13,12 @@ the same observations, rewards and infos.
 
 Limits: at most ``--max-sessions`` sessions at once (default 32; another is refused with
 ``CAPACITY_REACHED``); a session without a message for ``--idle-timeout`` seconds (default 300)
-is closed and its slot freed, and a connection that sends nothing is closed after the same time
-without taking a slot; a WebSocket message or HTTP body over ``--max-message-bytes`` (default
+is closed and its slot freed. A connection has ``--request-timeout`` seconds (default 10) to send
+a whole request, or a WebSocket its first message, and is closed otherwise; at most
+``--max-connections`` (default 512) are open, ``--max-connections-per-client`` (128) from one
+address, and one over a cap closes the oldest one still waiting for its request, or is answered
+503 ``CAPACITY_REACHED`` when every one is busy (:mod:`mobility_agents.adapters.openenv.connections`);
+a WebSocket message or HTTP body over ``--max-message-bytes`` (default
 1 MiB) is refused (HTTP 413; the WebSocket is closed with code 1009). Every other bad request is
 answered with a typed error and the session goes on (codes in :mod:`mobility_agents.adapters.openenv.server`).
 The server binds 127.0.0.1 and has no authentication: another host needs ``--allow-remote`` (and
@@ -36,8 +40,9 @@ from typing import Any
 from mobility_env.errors import ConfigError
 from mobility_env.suites import suite_of
 
-from .config import (DEFAULT_HOST, DEFAULT_IDLE_TIMEOUT_S, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_SESSIONS,
-                     DEFAULT_PORT, ServeConfig, is_loopback)
+from .config import (DEFAULT_HOST, DEFAULT_IDLE_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+                     DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_PORT, DEFAULT_REQUEST_TIMEOUT_S,
+                     ServeConfig, is_loopback)
 from ...targets import ENV_IDS, MOBILITYBENCH
 
 _CLIENT_NAMES = ("MobilityAction", "MobilityEnvClient", "MobilityObservation", "MobilityState", "ServerError")
@@ -65,7 +70,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     config = ServeConfig(env_id=args.env, data=args.data, env_kwargs=env_options(args), host=args.host,
                          port=args.port, max_sessions=args.max_sessions, idle_timeout_s=args.idle_timeout,
-                         max_message_bytes=args.max_message_bytes, allow_remote=args.allow_remote)
+                         max_message_bytes=args.max_message_bytes, request_timeout_s=args.request_timeout,
+                         max_connections=args.max_connections,
+                         max_connections_per_client=args.max_connections_per_client, allow_remote=args.allow_remote)
     try:
         from .server import RunningServer
     except ModuleNotFoundError as exc:
@@ -101,6 +108,13 @@ def _non_negative_float(text: str) -> float:
     return value
 
 
+def _positive_float(text: str) -> float:
+    value = _non_negative_float(text)
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number: {text}")
+    return value
+
+
 def _port(text: str) -> int:
     if not text.isdigit() or int(text) > 65535:
         raise argparse.ArgumentTypeError(f"not a port number (0..65535): {text!r}")
@@ -131,8 +145,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "mobility_agents.adapters.openenv.serve.MobilityEnvClient(base_url=...).",
         epilog="Sessions: at most --max-sessions at once (one more is refused with CAPACITY_REACHED); a session "
                "with no message for --idle-timeout seconds is closed and its slot freed (a WebSocket is closed with "
-               "code 4408 and the reason); a connection that sends nothing holds no session and is closed after the "
-               "same time. Bad requests get typed errors ({\"type\": \"error\", \"data\": {\"code\", "
+               "code 4408 and the reason). Connections: one has --request-timeout seconds to send a whole request "
+               "(a WebSocket its first message) or is closed; at most --max-connections are open, "
+               "--max-connections-per-client from one address, and one over a cap closes the oldest connection still "
+               "waiting for its request (idle or half sent), or gets 503 CAPACITY_REACHED when all are busy. "
+               "Bad requests get typed errors ({\"type\": \"error\", \"data\": {\"code\", "
                "\"message\"}} on the WebSocket, {\"error\": {...}} and a 4xx status over HTTP) and the session goes "
                "on; a WebSocket message over --max-message-bytes closes its connection (code 1009). Exit status: 0 "
                "stopped by Ctrl-C/SIGTERM; 2 bad options, data or a port in use. Needs the serve extra: pip install "
@@ -154,6 +171,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             "0: never)")
     serve.add_argument("--max-message-bytes", type=_at_least(1024), default=DEFAULT_MAX_MESSAGE_BYTES,
                        help=f"largest WebSocket message or HTTP body accepted (default {DEFAULT_MAX_MESSAGE_BYTES:,})")
+    serve.add_argument("--request-timeout", type=_positive_float, default=DEFAULT_REQUEST_TIMEOUT_S, metavar="S",
+                       help="seconds a connection has to send a whole request, or a WebSocket its first message, "
+                            f"before it is closed (default {DEFAULT_REQUEST_TIMEOUT_S:g})")
+    serve.add_argument("--max-connections", type=_at_least(1), default=DEFAULT_MAX_CONNECTIONS,
+                       help=f"connections open at once (default {DEFAULT_MAX_CONNECTIONS}; keep it under the "
+                            "process's open-file limit, ulimit -n)")
+    serve.add_argument("--max-connections-per-client", type=_at_least(1), default=DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+                       help=f"connections open at once from one address (default {DEFAULT_MAX_CONNECTIONS_PER_CLIENT})")
     serve.add_argument("--max-steps", type=_at_least(1),
                        help="actions per episode (default: MobilityBench-v0 10, the paper's; MobilePA-v0 12)")
     serve.add_argument("--obs-format", choices=("compact", "raw"),

@@ -32,8 +32,9 @@ deeper than the parser's recursion limit, about 1,000 levels), and over HTTP ``N
 A WebSocket message over ``--max-message-bytes`` is not read: the connection is closed with code
 1009 (the client raises ``TOO_LARGE``).
 
-Peers that hang or vanish: a connection that never sends its first message holds no session and is
-closed after the idle timeout; a session whose peer stops sending is closed by the idle reaper,
+Peers that hang or vanish: a connection that does not send a whole request, or a WebSocket its first
+message, within the request timeout is closed, and open connections are capped
+(:mod:`~mobility_agents.adapters.openenv.connections`); a session whose peer stops sending is closed by the idle reaper,
 which never waits on the peer (a peer that also stops reading gets its close frame from a
 background task, given up after :data:`CLOSE_WAIT_S`); a peer that drops the connection frees its
 session at once. Each session's replies wait only on its own socket, so none of these delays
@@ -69,6 +70,7 @@ from mobility_env.runfiles import json_text
 
 from .client import MobilityAction, MobilityObservation
 from .config import ServeConfig
+from .connections import ConnectionGuard
 from .environment import (MobilityEnvironment, RequestError, ResetBody, ResetParams, StepBody,  # noqa: F401
                           shorten, observation_payload, reply_text, validation_error)
 from ...targets import open_store
@@ -223,7 +225,7 @@ class MobilityEnvServer(HTTPEnvServer):
         await websocket.accept()
         session_id: Optional[str] = None
         try:
-            raw = await asyncio.wait_for(self._receive(websocket), timeout=self._session_idle_timeout_s)
+            raw = await asyncio.wait_for(self._receive(websocket), timeout=self.config.request_timeout_s)
             try:
                 session_id, env = await self.open_session()
             except RequestError as exc:
@@ -358,8 +360,10 @@ class MobilityEnvServer(HTTPEnvServer):
         @app.get("/sessions", tags=["State Management"], summary="Open sessions, the limit and the idle timeout")
         async def sessions() -> Response:
             infos = [info.model_dump() for info in list(server._session_info.values())]
+            guard = getattr(app.state, "connections", None)  # set by RunningServer (not by a bare create_app)
             return server._json({"active_sessions": server.active_sessions, "max_sessions": server.max_concurrent_envs,
-                                 "idle_timeout_s": server._session_idle_timeout_s, "sessions": infos})
+                                 "idle_timeout_s": server._session_idle_timeout_s, "sessions": infos,
+                                 "connections": guard.counts() if guard is not None else None})
 
         @app.delete("/sessions/{session_id}", tags=["State Management"], summary="Close an HTTP session")
         async def close(session_id: str) -> Response:
@@ -421,6 +425,22 @@ def create_app(config: ServeConfig, store: Any = None) -> FastAPI:
     return app
 
 
+#: Connections the kernel queues for the server, and the most the event loop accepts in one turn (each takes a
+#: file descriptor before the connection caps can close one: the caps plus this stay under ulimit -n 1024).
+LISTEN_BACKLOG = 1024
+ACCEPTS_PER_TURN = 128
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server with the kernel's queue of the listening socket set back to :data:`LISTEN_BACKLOG`
+    after start-up (asyncio sets it to the accepts per turn)."""
+
+    async def startup(self, sockets: Optional[list[socket.socket]] = None) -> None:
+        await super().startup(sockets)
+        for sock in sockets or ():
+            sock.listen(LISTEN_BACKLOG)
+
+
 class RunningServer:
     """uvicorn serving ``create_app(config)`` on a socket bound at construction (so ``port`` 0 is resolved).
 
@@ -435,13 +455,18 @@ class RunningServer:
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             self.socket.bind(address)
-            self.socket.listen(1024)  # connections queue from now on, even before uvicorn accepts them
+            self.socket.listen(LISTEN_BACKLOG)  # connections queue from now on, even before uvicorn accepts them
         except OSError:
             self.socket.close()
             raise
         self.host, self.port = self.socket.getsockname()[:2]
-        self.server = uvicorn.Server(uvicorn.Config(
+        self.guard = ConnectionGuard(config.max_connections, config.max_connections_per_client,
+                                     config.request_timeout_s)
+        self.app.state.connections = self.guard
+        self.server = _Server(uvicorn.Config(
             self.app, log_level=log_level, access_log=False, lifespan="on", ws_max_size=config.max_message_bytes,
+            http=self.guard.protocol(),  # uvicorn's h11 protocol with the request deadline and the caps
+            backlog=ACCEPTS_PER_TURN,
             ws_per_message_deflate=False,  # compressing loopback traffic only costs CPU
             timeout_graceful_shutdown=int(CLOSE_WAIT_S)))  # a peer that reads nothing cannot hold up a stop
         self._thread: Optional[threading.Thread] = None
