@@ -66,6 +66,7 @@ _STRUCTURAL = re.compile(r'["{}\[\]]')
 _STRING_STOP = re.compile(r'["\\]')
 _SCALAR_END = re.compile(r"[,}\]\s]")
 _RESYNC = re.compile(r'["{}\[]')
+_NUMBER_TAIL = re.compile(r"[0-9eE.+-]*")
 
 
 class _Window:
@@ -73,7 +74,9 @@ class _Window:
 
     Positions are *serials*: character counts from the start of the file, stable while text
     before them is dropped. ``text[0]`` is serial ``dropped``, at byte ``base``. Text before
-    ``min(pos, pin)`` is dropped when a chunk is appended.
+    ``min(pos, pin)`` is dropped when a chunk is appended. The byte offset of the member being
+    read is remembered apart (:meth:`remember_offset`), so its pin can be let go early and
+    reports still name where it starts.
     """
 
     def __init__(self, handle: BinaryIO, chunk_bytes: int):
@@ -84,6 +87,7 @@ class _Window:
         self.text = ""
         self.pos = 0                  # index into text
         self.pin: int | None = None   # a serial whose text must stay (the entry being read)
+        self._remembered = (-1, 0)    # (serial, byte offset) of the member being read
         self.dropped = 0              # serial of text[0]
         self.base = 0                 # byte offset of text[0]
         self.bytes_read = 0
@@ -113,9 +117,18 @@ class _Window:
         self.text += self.decoder.decode(raw)
         return True
 
+    def remember_offset(self, serial: int) -> None:
+        """Keep the byte offset of ``serial`` (still in the window) answerable by :meth:`offset_of`
+        after its text is dropped, in place of the serial remembered before."""
+        if serial != self._remembered[0]:
+            self._remembered = (serial, self.offset_of(serial))
+
     def offset_of(self, serial: int) -> int:
-        """The byte offset of a serial still in the window (each character is measured once while
-        offsets are asked in order)."""
+        """The byte offset of a serial still in the window, or of the remembered one (each character
+        is measured once while offsets are asked in order)."""
+        if serial == self._remembered[0]:
+            return self._remembered[1]
+        assert serial >= self.dropped, "the offset of dropped text was asked for"
         mark_serial, mark_bytes = self._mark
         if not self.dropped <= mark_serial <= serial:
             mark_serial, mark_bytes = self.dropped, self.base
@@ -248,39 +261,48 @@ class _Reader:
         w = self.window
         leaf = len(path) == self.depth - 1
         expect_key = True
+        found: tuple[str, int] | None = None  # (key, serial) of a member _resync read up to its ':'
         while True:
-            c = self._next_char()
-            if c == "":
-                raise self._cut(path, None)
-            if c == "}":
-                w.pos += 1
-                return
-            if not expect_key:
-                if c == ",":
+            key: Any = None
+            if found is None:
+                c = self._next_char()
+                if c == "":
+                    raise self._cut(path, None)
+                if c == "}":
                     w.pos += 1
-                    expect_key = True
+                    return
+                if not expect_key:
+                    if c == ",":
+                        w.pos += 1
+                        expect_key = True
+                        continue
+                    if c == '"':
+                        self.report("garbage", path, w.serial(), "missing ',' before this member (read anyway)")
+                    else:
+                        found = self._resync(path, "expected ',' or '}' after a member")
+                        continue
+                if c != '"':
+                    found = self._resync(path, "expected a key (a JSON string)")
                     continue
-                if c == '"':
-                    self.report("garbage", path, w.serial(), "missing ',' before this member (read anyway)")
-                else:
-                    self._resync(path, "expected ',' or '}' after a member")
-                    continue
-            if c != '"':
-                self._resync(path, "expected a key (a JSON string)")
-                continue
-            key_serial = w.serial()
-            w.pin = key_serial
+                key_serial = w.serial()
+            else:
+                (key, key_serial), found = found, None
+                if not expect_key:
+                    self.report("garbage", path, key_serial, "missing ',' before this member (read anyway)")
+            if key_serial >= w.dropped:  # a key _resync found may be gone (a long whitespace run after it)
+                w.pin = key_serial
             try:
-                key = self._read(path, key_serial, is_key=True)
-                if key is _SKIPPED:
-                    self._resync(path, None)
-                    continue
+                if key is None:
+                    key = self._read(path, key_serial, is_key=True)
+                    if key is _SKIPPED:
+                        found = self._resync(path, None)
+                        continue
                 keys = path + (key,)
                 if self._next_char() != ":":
                     if w.pos >= len(w.text):
                         raise self._cut(path, key_serial)
                     self.report("garbage", keys, key_serial, "a key without ':' (its member is skipped)")
-                    self._resync(path, None)
+                    found = self._resync(path, None)
                     continue
                 w.pos += 1
                 c = self._next_char()
@@ -295,7 +317,7 @@ class _Reader:
                     value = self._read(keys, key_serial, is_key=False)
                     if value is not _SKIPPED:
                         if leaf:
-                            raw = w.text[start - w.dropped:w.pos]  # still held: the window is pinned at the key
+                            raw = w.text[start - w.dropped:w.pos]  # still held: reading keeps the value's start
                             yield _Entry(keys, value, key_serial, raw, self.plain_numbers)
                         else:
                             self.report("not_an_object", keys, key_serial,
@@ -306,19 +328,30 @@ class _Reader:
             expect_key = False
 
     def _next_char(self) -> str:
-        """Skip whitespace; the next character, or '' at the end of the file."""
+        """Skip whitespace; the next character, or '' at the end of the file.
+
+        Past a chunk of whitespace the pinned text is let go (its offset stays remembered): a run
+        after a key, of any length, is never held with it.
+        """
         w = self.window
+        skipped = 0
         while True:
+            start = w.pos
             w.pos = _WS.match(w.text, w.pos).end()  # type: ignore[union-attr]  # matches the empty string
             if w.pos < len(w.text):
                 return w.text[w.pos]
+            skipped += w.pos - start
+            if skipped > w.chunk_bytes:
+                w.pin = None
             if not w.more():
                 return ""
 
-    def _resync(self, path: tuple[str, ...], why: str | None) -> None:
+    def _resync(self, path: tuple[str, ...], why: str | None) -> tuple[str, int] | None:
         """Skip what is not a member up to the next key (a string followed by ':') or the object's ``}``.
 
-        Called where the text is not a member; every turn consumes text or stops, so it ends.
+        Returns that key and its serial, read up to its ':' (not rewound to: the whitespace before
+        the ':' may be gone), or None at the ``}``. Called where the text is not a member; every
+        turn consumes text or stops, so it ends.
         """
         w = self.window
         if why is not None:
@@ -329,16 +362,15 @@ class _Reader:
             if c == "":
                 raise self._cut(path, None)
             if c == "}":
-                return
+                return None
             if c == '"':
                 start = w.serial()
                 w.pin = start
                 text = self._read(path, start, is_key=True, report=False)
-                if text is not _SKIPPED and self._next_char() == ":":
-                    w.pos = start - w.dropped
-                    w.pin = None
-                    return
+                is_key = text is not _SKIPPED and self._next_char() == ":"
                 w.pin = None
+                if is_key:
+                    return text, start
             elif c in "{[":
                 self._read(path, w.serial(), is_key=False, report=False)
             else:
@@ -350,9 +382,11 @@ class _Reader:
         """Decode the value (or key string) at the reading position; :data:`_SKIPPED` when it is
         not JSON (reported unless ``report`` is false) and skipped to its end.
 
-        ``keys``: the member's key path (for a key: its parent's), named in reports and errors.
+        ``keys``: the member's key path (for a key: its parent's), named in reports and errors;
+        ``key_serial``: where the member starts, its offset remembered for them.
         """
         w = self.window
+        w.remember_offset(key_serial)
         start = w.serial()
         end_finder: _ValueEnd | None = None
         while True:
@@ -364,10 +398,10 @@ class _Reader:
                 error: Exception = exc
             else:
                 end_serial = w.dropped + end
-                if end < len(w.text) or w.eof or not w.more():
+                if not _may_go_on(value, w.text, end) or w.eof or not w.more():
                     w.pos = end_serial - w.dropped
                     return value
-                continue  # a number may go on past the window's end: decode it again with more text
+                continue  # decode it again with more text
             # not JSON, or cut by the window's end: find where the value ends (resumably, once per character)
             end_finder = end_finder or _ValueEnd(start)
             found = end_finder.advance(w)
@@ -437,6 +471,17 @@ _SKIPPED = object()
 _INFINITIES = (float("inf"), float("-inf"))
 #: Numbers longer than this are refused (``bad_json``): Python's own limit for integers.
 MAX_NUMBER_CHARS = 4300
+
+
+def _may_go_on(value: Any, text: str, end: int) -> bool:
+    """Could text past the window's end change ``value``, decoded from ``text`` up to ``end``?
+
+    A number can go on; one cut after ``1.`` or ``1e`` decodes as ``1`` with text left over, so
+    what follows it in the window must be more than number characters.
+    """
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _NUMBER_TAIL.match(text, end).end() == len(text)  # type: ignore[union-attr]  # matches ''
+    return end == len(text)
 
 
 def _no_constant(name: str) -> Any:

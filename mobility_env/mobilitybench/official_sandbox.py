@@ -64,7 +64,8 @@ holds at most two chunks plus the entry being read, and never more than ``max_en
 (default 64 MiB) of one entry; only the innermost value of each entry is decoded, one at a
 time. The import's own memory is therefore a few times ``chunk_bytes``, plus about ten times
 the largest entry while it is decoded, plus ~100 bytes per imported row (the duplicate
-check's key hashes), whatever the file's size;
+check's key hashes), whatever the file's size and however much whitespace it holds between
+keys and values (a 600 MiB run after a key peaks at 49 MiB; ``tests/test_json_stream_whitespace.py``);
 the build adds its row batch (8 M characters, :mod:`mobility_env.mobilitybench.build`) and the replay
 index (:mod:`mobility_env.mobilitybench.replay_index`). ``benchmarks/bench_official_import.py`` measures
 both on a generated 1 GB driving-route file.
