@@ -87,9 +87,19 @@ def _loopback_node() -> Iterator[None]:
         ray_constants.ENABLE_RAY_CLUSTER = previous
 
 
+def require_ray() -> None:
+    """Ray is the ``ray`` extra, not a core dependency: without it, one line naming the extra."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        raise ConfigError("--backend ray needs Ray, which is not installed: pip install 'mobility-env[ray]' "
+                          "(or run without --backend ray: episodes then run in this process)")
+
+
 @contextlib.contextmanager
 def ray_cluster(address: str | None, workers: int) -> Iterator[Any]:
     """``ray`` connected for one run; a cluster started here is stopped here (see module docstring)."""
+    require_ray()
     import ray
 
     if ray.is_initialized():
@@ -231,6 +241,7 @@ def run_ray(agent_factory: Callable[[], Any], config: RunConfig, *, address: str
         raise ConfigError("--workers must be at least 1")
     if concurrency < 1:
         raise ConfigError("--concurrency must be at least 1")
+    require_ray()
     check_out_dir(config)  # before loading data or starting a cluster
     data = open_run_data(config.data, config.env_kwargs.get("lookup_config"), config.env_id)
     ids = select_episodes(data.store.ids, data.store.task_scenario, config)
@@ -239,7 +250,7 @@ def run_ray(agent_factory: Callable[[], Any], config: RunConfig, *, address: str
             config.log(line)
     session, previous = open_run_dir(config, data)
     try:
-        run_preflight(agent_factory())
+        run_preflight(agent_factory(), config)
     except BaseException:
         abandon_run_dir(session, config.out_dir)
         raise
@@ -329,7 +340,7 @@ def _drive(ray: Any, agent_factory: Callable[[], Any], config: RunConfig, data: 
                 writer.write(item, record)
                 written.add(item[:2])
                 if bar:
-                    bar.update()
+                    bar.update(record)
             submit(actor)
     finally:
         writer.close()

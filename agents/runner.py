@@ -173,8 +173,10 @@ def describe_data(info: dict[str, Any]) -> list[str]:
     lines = [f"data: {info['data_path']} ({info['data_kind']}, {info['episodes_in_data']} {unit})"]
     report = info.get("load_report") or {}
     if "loaded" not in report:
-        if report:
-            lines.append("load report: " + json_text(report)[:300])
+        if report:  # a generated set's description (generator, seed, mix...): its scalars, the size of the rest
+            parts = [f"{key}: {len(value)} entries" if isinstance(value, (dict, list)) else f"{key} {str(value)[:80]}"
+                     for key, value in list(report.items())[:8]]
+            lines.append("data description: " + ", ".join(parts) + " (all of it in run.json)")
         return lines
     rejected = report.get("rejected") or []
     n_rejected = report.get("rejected_count", len(rejected))
@@ -547,26 +549,58 @@ def pending_work(ids: Iterable[str], config: RunConfig, done: set[tuple[str, int
             if (eid, k) not in done]
 
 
-def run_preflight(agent: Any) -> None:
-    """``agent.preflight()`` once, before any episode; a fatal error becomes :class:`RunStopped`."""
+def run_preflight(agent: Any, config: RunConfig | None = None) -> None:
+    """``agent.preflight()`` once, before any episode; a fatal error becomes :class:`RunStopped`.
+
+    When the run names no model and the endpoint reported the one it serves (an LLM agent's preflight returns
+    ``{"models": {role: model}}``), that model is what ``run.json`` records as ``model`` (with
+    ``model_source: "server"``); the run's identity keeps ``None`` (the server's only model), so a resume
+    against the same server compares as before."""
     check = getattr(agent, "preflight", None)
     if not callable(check):
         return
     try:
-        check()
+        found = check()
     except Exception as exc:
         name = fatal_error_name(exc)
         if name is None:
             raise
         raise RunStopped(f"{name}: {exc} — checked before the first episode; nothing was run") from exc
+    models = found.get("models") if isinstance(found, dict) else None
+    if config is not None and config.meta.get("model") is None and isinstance(models, dict) and models:
+        served = {str(role): str(model) for role, model in models.items()}
+        config.meta["model"] = (next(iter(served.values())) if len(set(served.values())) == 1
+                                else ",".join(f"{role}={model}" for role, model in served.items()))
+        config.meta["model_source"] = "server"
 
 
-def _progress(total: int, enabled: bool, desc: str):
-    if not enabled:
-        return None
-    from tqdm import tqdm
+class _Progress:
+    """The run's progress bar (tqdm, on stderr) with the running pass rate: episodes whose verdict passed (FPR in
+    MobilityBench-v0, success in MobilePA-v0) and recorded failures so far."""
 
-    return tqdm(total=total, desc=desc, unit="ep", file=sys.stderr, dynamic_ncols=True)
+    def __init__(self, total: int, desc: str):
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=total, desc=desc, unit="ep", file=sys.stderr, dynamic_ncols=True)
+        self.done = self.passed = self.failures = 0
+
+    def update(self, record: Any = None) -> None:
+        self.done += 1
+        result = record.get("result", record) if isinstance(record, dict) else None  # a record or its result line
+        verdict = result.get("verdict") if isinstance(result, dict) else None
+        self.passed += bool(isinstance(verdict, dict) and verdict.get("passed"))
+        self.failures += bool(isinstance(result, dict) and result.get("failure"))
+        postfix = f"passed {self.passed}/{self.done} ({100 * self.passed / self.done:.0f}%)"
+        self.bar.set_postfix_str(postfix + (f", {self.failures} failed to run" if self.failures else ""),
+                                 refresh=False)
+        self.bar.update()
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _progress(total: int, enabled: bool, desc: str) -> _Progress | None:
+    return _Progress(total, desc) if enabled else None
 
 
 # --------------------------------------------------------------------------- local backend
@@ -586,7 +620,7 @@ def run_local(agent_factory: AgentFactory, config: RunConfig) -> list[dict[str, 
     session, previous = open_run_dir(config, data)
     try:
         probe = agent_factory()
-        run_preflight(probe)
+        run_preflight(probe, config)
     except BaseException:
         abandon_run_dir(session, config.out_dir)
         raise
@@ -660,7 +694,7 @@ def _play_on_threads(agent_factory: AgentFactory, probe: Any, first_env: Any, st
                     record = worker_failure_record(item, exc, _scenario(store, item[0]))
                 writer.write(item, record)
                 if bar:
-                    bar.update()
+                    bar.update(record)
     finally:
         stop.set()
         writer.close()

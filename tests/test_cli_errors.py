@@ -145,3 +145,14 @@ def test_a_used_out_is_refused_before_the_data_is_read(tmp_path, capsys):
     code = main(["run", "--data", str(tmp_path / "no-such-data"), "--out", str(out), "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and "already holds results" in err and "no-such-data" not in err, err
+
+
+def test_backend_ray_without_ray_names_the_extra(capsys, monkeypatch, tmp_path):
+    """Ray is the ``ray`` extra: a core install asked for --backend ray says which extra, before loading anything."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a))
+    err = fails(capsys, "run", "--backend", "ray", "--limit", "1", "--out", tmp_path / "run")
+    assert "pip install 'mobility-env[ray]'" in err
+    assert not (tmp_path / "run").exists()

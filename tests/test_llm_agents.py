@@ -485,3 +485,25 @@ def test_a_step_spent_only_on_tool_calls_still_leaves_a_note(env, by_scenario):
     reporter_input = server.chat_bodies[-1]["messages"][-1]["content"]
     assert "1. weather_query: (no summary; called weather_query, weather_query, weather_query)" in reporter_input
     assert record["result"]["failure"] is None
+
+
+def test_a_run_records_the_model_the_server_reported(tmp_path, built_dir, by_scenario, oracle):
+    """No --model: the preflight asks GET /models and run.json records what the server serves (not null); the
+    identity keeps None (the server's only model), so a resume against the same server compares as before."""
+    episode_id = by_scenario["POI Query"]
+    _, actions = oracle(episode_id)
+    with ScriptedOpenAIServer([text_turn("pong")] + react_script(actions)) as server:
+        config = config_for(server, model=None)
+        run = RunConfig(out_dir=tmp_path / "run", data=str(built_dir), episode_ids=[episode_id], progress=False,
+                        meta={"agent": "react", "model": None},
+                        identity={"agent": "react", "model": None})  # as the CLI gives it (run_identity_of)
+        run_local(lambda: ReActAgent(config), run)
+    info = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))
+    assert info["model"] == MODEL and info["model_source"] == "server"
+    assert info["identity"]["model"] is None
+
+
+def test_no_server_and_no_key_is_one_clear_error():
+    client = LLMClient(LLMConfig(model="m", base_url=None, api_key=None))
+    with pytest.raises(ConfigError, match="OPENAI_BASE_URL.*OPENAI_API_KEY"):
+        client.preflight(("react",))

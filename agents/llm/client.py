@@ -401,6 +401,11 @@ class LLMClient:
         is not an OpenAI chat completion). A 429 passes: the server is up and took the key.
         Returns ``{"base_url", "models": {role: model}, "tool_mode"}``.
         """
+        if self.config.base_url is None and not self.config.api_key:
+            raise ConfigError("no model server given: --base-url (or OPENAI_BASE_URL) and the API key (OPENAI_API_KEY, "
+                              "--api-key-env, --api-key-file) are both unset, so the run would go to OpenAI's endpoint "
+                              "without a key; set OPENAI_API_KEY for OpenAI, or --base-url http://127.0.0.1:PORT/v1 "
+                              "for a local server (OPENAI_API_KEY=EMPTY when it needs no key)")
         deadline = time.monotonic() + self.config.preflight_timeout_s
         models: dict[str, str] = {}
         for role in roles:
