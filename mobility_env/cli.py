@@ -21,7 +21,7 @@ from .literal import MAX_CELL_BYTES, MAX_DEPTH
 
 # Modules that contribute subcommands; each exposes register(subparsers).
 COMMAND_MODULES = ("mobility_env.cli", "mobility_env.synth.commands", "mobility_agents.commands",
-                   "mobility_agents.adapters.openenv.serve", "mobility_rewards.commands")
+                   "mobility_agents.adapters.openenv.serve", "mobility_rewards.commands", "mobility_rewards.compare")
 
 
 def _positive_int(text: str) -> int:

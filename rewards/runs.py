@@ -1,6 +1,7 @@
 """What both suites' scorecards and reports share, knowing neither suite: the unbiased ``pass@k``/``pass^k``
 (:func:`pass_columns`), the error for a result record that cannot be aggregated (:class:`RecordError`), and a
-report's files and its "Run" section (:class:`ReportFiles`, :func:`run_markdown`).
+report's files and its "Run" section (:class:`ReportFiles`, :func:`run_markdown`), and a scorecard as rows for
+``mobility-env compare`` (:class:`ScoreRow`, :class:`ScoreTable`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,31 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from mobility_env.errors import MobilityEnvError
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    """One row of a suite's scorecard: its group (``overall``, ``scenario``, ``bucket``...), name, size, values."""
+
+    group: str
+    name: str
+    n: int
+    values: Mapping[str, float | None]
+
+
+@dataclass(frozen=True)
+class ScoreTable:
+    """A run's scorecard as rows (``overall`` first), its columns, the ones shown in %, and the headline column."""
+
+    rows: Sequence[ScoreRow]
+    columns: Sequence[str]
+    headline: str
+    shares: frozenset[str] = field(default_factory=frozenset)
+
+    def cell(self, column: str, value: float | None) -> str:
+        if value is None:
+            return "-"
+        return f"{100 * value:.1f}" if column in self.shares else f"{value:.3g}" if abs(value) < 100 else f"{value:.0f}"
 
 
 class RecordError(MobilityEnvError, ValueError):

@@ -18,7 +18,8 @@ class SuiteScoring:
     (the rows :func:`mobility_rewards.repeats.repeat_spread` spreads) and ``repeat_columns`` (the scores it
     prints), ``weights()`` (the reward-weights class), ``evaluate(args, run_dir)`` and ``report(run_dir, run)``
     (``mobility-env eval`` / ``report``), ``format_versions()`` (what a run's identity records beside the shared
-    versions)."""
+    versions), ``table(records)`` (the scorecard as :class:`mobility_rewards.runs.ScoreTable` rows, for
+    ``mobility-env compare``)."""
 
     scorecard: Callable[[list[Mapping[str, Any]]], str]
     repeat_rows: Callable[[list[Mapping[str, Any]]], dict[str, dict[str, float]]]
@@ -27,6 +28,7 @@ class SuiteScoring:
     evaluate: Callable[[argparse.Namespace, Path], int]
     report: Callable[[Path, dict[str, Any]], int]
     format_versions: Callable[[], dict[str, Any]]  # the suite's own versions a run's identity records
+    table: Callable[[list[Mapping[str, Any]]], Any]  # records -> mobility_rewards.runs.ScoreTable (compare)
 
 
 def _mobility_scorecard(records: list[Mapping[str, Any]]) -> str:
@@ -39,6 +41,18 @@ def _phone_scorecard(records: list[Mapping[str, Any]]) -> str:
     from .mobilepa.scorecard import format_phone_scorecard
 
     return format_phone_scorecard(records)
+
+
+def _mobility_table(records: list[Mapping[str, Any]]) -> Any:
+    from .mobilitybench.scorecard import score_table
+
+    return score_table(records)
+
+
+def _phone_table(records: list[Mapping[str, Any]]) -> Any:
+    from .mobilepa.scorecard import phone_score_table
+
+    return phone_score_table(records)
 
 
 def _mobility_rows(records: list[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
@@ -97,7 +111,8 @@ def _phone_versions() -> dict[str, Any]:
 
 MOBILITYBENCH = SuiteScoring(scorecard=_mobility_scorecard, repeat_rows=_mobility_rows, repeat_columns=("DR", "FPR"),
                              weights=_mobility_weights, evaluate=_mobility_eval, report=_mobility_report,
-                             format_versions=dict)  # its versions are the shared ones (format_versions)
+                             format_versions=dict,  # its versions are the shared ones (format_versions)
+                             table=_mobility_table)
 MOBILEPA = SuiteScoring(scorecard=_phone_scorecard, repeat_rows=_phone_rows,
                         repeat_columns=("success", "DR", "progress"), weights=_phone_weights, evaluate=_phone_eval,
-                        report=_phone_report, format_versions=_phone_versions)
+                        report=_phone_report, format_versions=_phone_versions, table=_phone_table)

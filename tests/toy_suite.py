@@ -16,6 +16,7 @@ from typing import Any, Mapping
 import gymnasium as gym
 
 from mobility_agents.base import Agent, EpisodeSession
+from mobility_rewards.runs import ScoreRow, ScoreTable
 from mobility_rewards.suites import SuiteScoring
 
 ITEMS = {"t1": (2, 3), "t2": (10, 20), "t3": (7, 8)}
@@ -99,5 +100,11 @@ def _report(run_dir: Path, run: dict[str, Any]) -> int:
     return 0
 
 
+def _table(records: list[Mapping[str, Any]]) -> ScoreTable:
+    return ScoreTable(rows=[ScoreRow("overall", "overall", len(records), _rows(records)["overall"])],
+                      columns=["success"], headline="success", shares=frozenset({"success"}))
+
+
 SCORING = SuiteScoring(scorecard=_scorecard, repeat_rows=_rows, repeat_columns=("success",), weights=lambda: dict,
-                       evaluate=_evaluate, report=_report, format_versions=lambda: {"toy_version": 1})
+                       evaluate=_evaluate, report=_report, format_versions=lambda: {"toy_version": 1},
+                       table=_table)

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping
 
 from mobility_env.mobilepa.tasks import DIMENSION_WEIGHTS
 
-from ..runs import RecordError, pass_columns
+from ..runs import RecordError, ScoreRow, ScoreTable, pass_columns
 
 GROUPS = ("dimension", "bucket", "category", "obstacle", "language", "domain", "memory_reasoning", "memory_operation")
 #: Groups every record has (older results without a dimension are basic tasks); the others appear when present.
@@ -122,6 +122,23 @@ def weighted_score(card: Mapping[str, Any]) -> dict[str, Any]:
     score = sum(DIMENSION_WEIGHTS[name] * value for name, value in present.items()) / total if total else 0.0
     return {"score": round(score, 4), "complete": set(present) == set(DIMENSION_WEIGHTS),
             "dimensions": sorted(present)}
+
+
+def phone_score_table(records: Iterable[Mapping[str, Any]]) -> ScoreTable:
+    """The scorecard as :class:`~mobility_rewards.runs.ScoreTable` rows (``mobility-env compare``): overall first
+    (with the paper's weighted score), success the headline."""
+    card = phone_scorecard(records)
+    rows = [("overall", "overall", card["overall"])]
+    rows += [(group, name, values) for group in GROUPS for name, values in (card.get(group) or {}).items()]
+    extra = sorted({k for _, _, r in rows for k in r if k.startswith("pass")}, key=lambda k: (k[4], int(k[5:])))
+    columns = ["success", "weighted", "DR", "progress", "return", "IT", "OT", "failures", *extra]
+    weighted = (card["overall"].get("weighted") or {}).get("score")
+    table = [ScoreRow(group, str(name), int(values["tasks"]),
+                      {**{c: values.get(c) for c in columns if c != "weighted"},
+                       "weighted": weighted if group == "overall" else None})
+             for group, name, values in rows]
+    return ScoreTable(rows=table, columns=columns, headline="success",
+                      shares=frozenset({"success", "weighted", "DR", "progress", *extra}))
 
 
 def format_phone_scorecard(card: Mapping[str, Any] | Iterable[Mapping[str, Any]]) -> str:

@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping
 
 from mobility_env.mobilitybench.episode import FAMILY_OF, SCENARIOS, SCENARIOS_BY_FAMILY
 
-from ..runs import RecordError, pass_columns
+from ..runs import RecordError, ScoreRow, ScoreTable, pass_columns
 from .metrics import EXTRA_METRIC_KEYS
 
 EXTRA_COLUMNS: dict[str, str] = {key.replace("_", "-"): key for key in EXTRA_METRIC_KEYS}
@@ -110,6 +110,18 @@ def build_scorecard(records: Iterable[Mapping[str, Any]], exclude: Iterable[str]
         rows.append({"group": "overall", "name": "overall", **_aggregate(list(by_episode.values()))})
     present = {str(r.get("episode_id")) for r in records}
     return {"columns": list(COLUMNS), "rows": rows, "excluded": sorted(excluded & present)}
+
+
+def score_table(records: Iterable[Mapping[str, Any]]) -> ScoreTable:
+    """The scorecard as :class:`~mobility_rewards.runs.ScoreTable` rows (``mobility-env compare``): overall first,
+    scores as shares, FPR the headline."""
+    card = build_scorecard(records)
+    rows = sorted(card["rows"], key=lambda row: row["group"] != "overall")
+    extra = sorted({k for r in rows for k in r if k.startswith("pass")}, key=lambda k: (k[4], int(k[5:])))
+    columns = [*card["columns"], *extra]
+    return ScoreTable(rows=[ScoreRow(row["group"], row["name"], row["episodes"], {c: row.get(c) for c in columns})
+                            for row in rows],
+                      columns=columns, headline="FPR", shares=frozenset(set(columns) - set(TOKEN_COLUMNS)))
 
 
 def _cell(column: str, value: Any) -> str:
