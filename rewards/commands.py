@@ -16,7 +16,8 @@
   (:func:`mobility_rewards.mobilitybench.shaping.format_versions`, recorded in ``scorecard.json`` as
   ``source.format_versions``); when ``run.json`` records other versions (or none), a note on
   stderr says the run was scored with version X and is rescored with version Y.
-* ``mobility-env report RUN_DIR``: ``report.md``, ``report.json`` and per-family PNG charts
+* ``mobility-env report RUN_DIR``: ``report.md``, ``report.json``, PNG charts (with the ``plot`` extra) and
+  ``report.html`` (one self-contained page: the scorecard, charts and every episode's calls and verdict)
   from ``scorecard.json`` when it was computed from the current results (else from the stored
   metrics, saying so), plus the run's own description (agent, model, data, load report, seed,
   sessions from ``run.json``) and the most frequent failing checks per scenario
@@ -43,6 +44,7 @@ from mobility_env.runfiles import (EVAL_RESULTS_FILE, RESULTS_FILE, RUN_FILE, TR
 
 from .mobilitybench.audit import audit_episodes, blocking_episode_ids
 from .mobilitybench.failures import failing_checks
+from .mobilitybench.html import write_mobility_html
 from .mobilitybench.metrics import score_episode
 from .mobilitybench.report import write_report
 from .mobilitybench.scorecard import build_scorecard, format_scorecard
@@ -282,6 +284,7 @@ def phone_eval(args: argparse.Namespace, run_dir: Path) -> int:
 
 
 def phone_report(run_dir: Path, run: dict[str, Any]) -> int:
+    from .mobilepa.html import write_phone_html
     from .mobilepa.report import phone_failing_checks, write_phone_report
     from .mobilepa.scorecard import phone_scorecard
 
@@ -291,8 +294,13 @@ def phone_report(run_dir: Path, run: dict[str, Any]) -> int:
         raise ConfigError(f"{run_dir / RESULTS_FILE}: no results to report")
     excluded = set(stored.get("excluded") or []) if stored is not None else set()
     kept = [r for r in records if str(r.get("episode_id")) not in excluded]
-    files = write_phone_report(run_dir, phone_scorecard(kept), phone_failing_checks(kept), run)
+    card, failing = phone_scorecard(kept), phone_failing_checks(kept)
+    files = write_phone_report(run_dir, card, failing, run)
+    present = {str(r.get("episode_id")) for r in records}
+    html = write_phone_html(run_dir, card, records, failing, run, excluded=excluded & present,
+                            rescored=stored is not None)
     print(f"wrote {files.markdown} and {files.json}" + "".join(f", {p}" for p in files.charts))
+    print(f"wrote {html}: the scorecard, charts and every task in one page (open it in a browser)")
     if files.chart_note:
         print(files.chart_note)
     return 0
@@ -386,7 +394,9 @@ def mobility_report(run_dir: Path, run_info: dict[str, Any]) -> int:
     if note:
         print(note, file=sys.stderr)
     files = write_report(run_dir, scorecard, failing=failing, run=run)
+    html = write_mobility_html(run_dir, scorecard, records, failing, run, rescored=from_eval)
     print(f"wrote {files.markdown} and {files.json}" + "".join(f", {p}" for p in files.charts))
+    print(f"wrote {html}: the scorecard, charts and every episode in one page (open it in a browser)")
     if files.chart_note:
         print(files.chart_note)
     return 0
@@ -428,14 +438,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--exclude-ids", default=None, help="file with episode ids to leave out, one per line")
     evaluate.set_defaults(func=cmd_eval)
 
-    report = subparsers.add_parser("report", help="write report.md, report.json and charts for a run",
+    report = subparsers.add_parser("report", help="write report.md, report.json, report.html and charts for a run",
                                    description="Render RUN_DIR/scorecard.json (when `eval` computed it from the "
-                                               "current results; else the stored metrics) as Markdown, JSON and one "
-                                               "PNG chart per intent family (needs matplotlib), with the run's "
-                                               "agent, model, data and load report from run.json and the most "
-                                               "frequent failing checks per task scenario. A note names the "
-                                               "reward and verdict versions the metrics were scored with when "
-                                               "they are not this code's.")
+                                               "current results; else the stored metrics) as Markdown, JSON, PNG "
+                                               "charts (overall, a radar, per intent family; need matplotlib: pip "
+                                               "install 'mobility-env[plot]') and report.html, one self-contained "
+                                               "page with the charts and an episode browser (every episode's "
+                                               "query, tool calls, answer and verdict checks, filtered by scenario "
+                                               "and verdict), with the run's agent, model, data and load report "
+                                               "from run.json and the most frequent failing checks per task "
+                                               "scenario. A note names the reward and verdict versions the metrics "
+                                               "were scored with when they are not this code's.")
     report.add_argument("run_dir", help="run directory holding results.jsonl")
     report.set_defaults(func=cmd_report)
 

@@ -144,7 +144,8 @@ def test_cli_run_eval_report_export_and_resume(tmp_path, capsys):
     assert report_json["scorecard"]["overall"]["tasks"] == 12 and "Overall score" in report
     try:
         import matplotlib  # noqa: F401
-        assert report_json["charts"] == ["chart_dimensions.png"] and (out / "chart_dimensions.png").stat().st_size
+        assert report_json["charts"] == ["chart_dimensions.png", "chart_buckets.png", "chart_radar.png"]
+        assert all((out / name).stat().st_size for name in report_json["charts"])
         assert "![chart_dimensions](chart_dimensions.png)" in report
     except ImportError:
         assert "matplotlib is not installed" in report_json["chart_note"]

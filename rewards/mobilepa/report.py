@@ -8,7 +8,12 @@
 * :func:`phone_failing_checks` counts the failed verdict checks per bucket (which check fails how
   often: ``delta_matches``, ``no_collateral_changes``, ``asked_first`` …);
 * :func:`write_phone_report` writes ``report.md`` and ``report.json``: the scorecard of
-  :mod:`mobility_rewards.mobilepa.scorecard`, the failing checks, and the run's description.
+  :mod:`mobility_rewards.mobilepa.scorecard`, the failing checks, and the run's description; and, with the
+  optional ``plot`` extra (``pip install 'mobility-env[plot]'``), the charts of :func:`phone_charts`:
+  ``chart_dimensions.png`` (success, progress and DR per capability dimension and overall; the paper's weighted
+  score in the title), ``chart_buckets.png`` (the same per verification bucket) and ``chart_radar.png`` (one
+  polygon per score over the dimensions and buckets), values on the bars, agent, model and n in the title.
+  ``report.html`` (the same charts as inline SVG, and every task) is :mod:`mobility_rewards.mobilepa.html`'s.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from mobility_env.runfiles import (RESULTS_FILE, TRAJECTORIES_FILE, json_text, r
 
 from .verify import PhoneScorer
 from .scorecard import COLUMNS, GROUPS
+from ..charts import BarChart, Chart, RadarChart, Series, percent, run_caption, write_pngs
 from ..runs import ReportFiles, run_markdown
 
 _CALL_FIELDS = ("step", "name", "arguments", "status", "error_type", "payload")
@@ -86,17 +92,10 @@ def phone_failing_checks(records: Iterable[Mapping[str, Any]]) -> dict[str, dict
     return {bucket: dict(counter.most_common()) for bucket, counter in sorted(counts.items())}
 
 
-def phone_scorecard_markdown(card: Mapping[str, Any]) -> str:
+def phone_scorecard_sections(card: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """``(heading, columns, rows of cells)`` per group of the scorecard (success, DR and progress in %); the tables
+    of ``report.md`` and ``report.html``."""
     columns = list(COLUMNS)
-    lines = ["# MobilePA scorecard", "", "success, DR and progress in %; return is the mean episode return; "
-             "IT/OT mean tokens per sample; n = tasks.", ""]
-    weighted = card["overall"].get("weighted")
-    if weighted:
-        lines += [f"**Overall score** (success per capability dimension, the paper's weights basic 0.5, sub-agent "
-                  f"0.1, memory 0.2, skill 0.2): **{100 * weighted['score']:.1f}**"
-                  + ("" if weighted.get("complete") else
-                     f" — only {', '.join(weighted.get('dimensions') or []) or 'no dimension'} present, weights "
-                     "renormalized"), ""]
 
     def cells(values: Mapping[str, Any]) -> list[str]:
         out = []
@@ -107,50 +106,72 @@ def phone_scorecard_markdown(card: Mapping[str, Any]) -> str:
         return out
 
     sections = [("Overall", {"all": card["overall"]})] + [(f"By {group}", card.get(group) or {}) for group in GROUPS]
-    for heading, rows in sections:
-        if not rows:
-            continue
-        lines += [f"## {heading}", "", "| " + " | ".join(["name", "n", *columns]) + " |",
-                  "|" + "---|" * (len(columns) + 2)]
-        lines += ["| " + " | ".join([name, str(values["tasks"]), *cells(values)]) + " |"
-                  for name, values in rows.items()]
+    return [(heading, ["name", "n", *columns], [[name, str(values["tasks"]), *cells(values)]
+                                                for name, values in rows.items()])
+            for heading, rows in sections if rows]
+
+
+#: What the paper's overall score is, as the report says it.
+WEIGHTED_SCORE = "success per capability dimension, the paper's weights basic 0.5, sub-agent 0.1, memory 0.2, skill 0.2"
+
+
+def weighted_parts(card: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The paper's overall score in % (``"83.3"``) and what qualifies it (``" — only basic present, weights
+    renormalized"`` or ``""``); None when the card has none."""
+    weighted = card["overall"].get("weighted")
+    if not weighted:
+        return None
+    remark = "" if weighted.get("complete") else \
+        f" — only {', '.join(weighted.get('dimensions') or []) or 'no dimension'} present, weights renormalized"
+    return f"{100 * weighted['score']:.1f}", remark
+
+
+def phone_scorecard_markdown(card: Mapping[str, Any]) -> str:
+    lines = ["# MobilePA scorecard", "", "success, DR and progress in %; return is the mean episode return; "
+             "IT/OT mean tokens per sample; n = tasks.", ""]
+    weighted = weighted_parts(card)
+    if weighted:
+        lines += [f"**Overall score** ({WEIGHTED_SCORE}): **{weighted[0]}**{weighted[1]}", ""]
+    for heading, columns, rows in phone_scorecard_sections(card):
+        lines += [f"## {heading}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        lines += ["| " + " | ".join(row) + " |" for row in rows]
         lines.append("")
     return "\n".join(lines)
 
 
-def phone_chart(run_dir: Path, card: Mapping[str, Any]) -> tuple[list[Path], str]:
-    """``chart_dimensions.png``: success per capability dimension and the weighted overall score (needs the
-    optional ``plot`` extra; without it the report says so)."""
-    try:
-        import matplotlib
-    except ImportError:
-        return [], "chart skipped: matplotlib is not installed (pip install -e \".[plot]\")"
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+_SCORES = ("success", "progress", "DR")
 
+
+def phone_charts(card: Mapping[str, Any], run: Mapping[str, Any] | None = None) -> list[Chart]:
+    """The report's charts (see the module docstring): by dimension with ``overall``, by bucket, and the radar."""
+    caption = run_caption(run, card["overall"]["tasks"], "tasks")
     dimensions = card.get("dimension") or {}
-    names = [d for d in DIMENSIONS if d in dimensions]
-    values = [100 * dimensions[d]["success"] for d in names]
+    names = [d for d in DIMENSIONS if d in dimensions] + sorted(set(dimensions) - set(DIMENSIONS))
+    rows = {**{name: dimensions[name] for name in names}, "overall": card["overall"]}
     weighted = (card["overall"].get("weighted") or {}).get("score")
+    title = "MobilePA: by capability dimension"
     if weighted is not None:
-        names, values = names + ["overall (weighted)"], values + [100 * weighted]
-    figure, axes = plt.subplots(figsize=(7, 3.5))
-    axes.bar(names, values, color=["#4c72b0"] * (len(names) - 1) + ["#dd8452"])
-    axes.set_ylim(0, 100)
-    axes.set_ylabel("success %")
-    axes.set_title("MobilePA: success by capability dimension")
-    figure.tight_layout()
-    path = run_dir / "chart_dimensions.png"
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
-    return [path], ""
+        title += f" (weighted overall score {100 * weighted:.1f})"
+
+    def series(groups: Mapping[str, Mapping[str, Any]]) -> tuple[Series, ...]:
+        return tuple(Series(score, tuple(percent(values.get(score)) for values in groups.values()))
+                     for score in _SCORES)
+
+    buckets = card.get("bucket") or {}
+    axes = {**{name: dimensions[name] for name in names}, **buckets}
+    if len(axes) < 3:
+        axes.update(card.get("category") or {})
+    return [BarChart("chart_dimensions", title, caption, tuple(rows), series(rows)),
+            BarChart("chart_buckets", "MobilePA: by verification bucket", caption, tuple(buckets), series(buckets)),
+            RadarChart("chart_radar", "MobilePA: scores over the dimensions and buckets", caption, tuple(axes),
+                       series(axes))]
 
 
 def write_phone_report(run_dir: Path, card: Mapping[str, Any], failing: Mapping[str, Mapping[str, int]],
                        run: Mapping[str, Any] | None) -> ReportFiles:
-    """Write ``report.md``, ``report.json`` and ``chart_dimensions.png`` for a MobilePA run."""
+    """Write ``report.md``, ``report.json`` and the charts for a MobilePA run."""
     markdown = phone_scorecard_markdown(card)
-    charts, note = phone_chart(run_dir, card)
+    charts, note = write_pngs(run_dir, phone_charts(card, run))
     markdown += "\n" + ("\n".join(f"![{p.stem}]({p.name})" for p in charts) if charts else f"_{note}_") + "\n"
     if run:
         markdown += "\n" + run_markdown(run)

@@ -1,15 +1,19 @@
-"""Render a scorecard as Markdown, JSON and (when matplotlib is installed) one PNG per family.
+"""Render a scorecard as Markdown, JSON and (when matplotlib is installed) PNG charts.
 
 ``write_report(run_dir, scorecard, failing=None, run=None) -> ReportFiles`` writes ``report.md``,
-``report.json`` and ``chart_<family>.png`` (a bar chart of the family's scenarios over the
-score columns). ``failing`` (a :func:`mobility_rewards.mobilitybench.failures.failing_checks` result) adds the
+``report.json`` and the charts of :func:`report_charts`: ``chart_overall.png`` (every intent family and
+``overall`` over the score columns), ``chart_radar.png`` (one polygon per intent family over the score
+columns, the paper's summary picture) and ``chart_<family>.png`` (a family's scenarios over the score
+columns); each bar labelled with its value, the legend outside the bars, the agent, model and n in the
+title. ``failing`` (a :func:`mobility_rewards.mobilitybench.failures.failing_checks` result) adds the
 section "Most frequent failing checks" per task scenario to ``report.md`` and the key
 ``failing_checks`` to ``report.json``. ``run`` (the run's ``run.json``) adds the section "Run":
 agent, model, data path and fingerprint, load report, seed, sessions; and the key ``run``.
 Text a model wrote (quoted in failing checks) is written safely: a lone surrogate becomes
 U+FFFD; both files are replaced atomically. The charts need the optional ``plot`` extra
-(``pip install -e ".[plot]"``); without it the report says so and the other files are
-still written.
+(``pip install 'mobility-env[plot]'``); without it the report says so and the other files are
+still written. ``report.html`` (the same charts as inline SVG, and every episode) is
+:mod:`mobility_rewards.mobilitybench.html`'s.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any, Mapping
 from mobility_env.mobilitybench.episode import SCENARIOS_BY_FAMILY
 from mobility_env.runfiles import json_text, write_text_atomic
 
+from ..charts import BarChart, Chart, RadarChart, Series, percent, run_caption, write_pngs
 from ..runs import ReportFiles, run_markdown
 from .failures import failing_checks_markdown
 from .scorecard import COLUMNS, TOKEN_COLUMNS, _cell
@@ -28,20 +33,28 @@ from .scorecard import COLUMNS, TOKEN_COLUMNS, _cell
 SCORE_COLUMNS = tuple(c for c in COLUMNS if c not in TOKEN_COLUMNS)
 
 
-def scorecard_markdown(scorecard: Mapping[str, Any], *, title: str = "MobilityBench scorecard") -> str:
-    """The scorecard as a Markdown document (scores in %, IT/OT in mean tokens)."""
+def scorecard_sections(scorecard: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """``(heading, columns, rows of cells)`` per group of the scorecard (scores in %, IT/OT in mean tokens);
+    the tables of ``report.md`` and ``report.html``."""
     rows = scorecard.get("rows") or []
     extra = sorted({k for r in rows for k in r if k.startswith("pass")}, key=lambda k: (k[4], int(k[5:])))
     columns = list(scorecard.get("columns") or COLUMNS) + extra
-    lines = [f"# {title}", "", "Scores in %, IT/OT in mean tokens per sample; n = episodes.", ""]
+    sections = []
     for group, heading in (("scenario", "By task scenario"), ("family", "By intent family"), ("overall", "Overall")):
         selected = [r for r in rows if r["group"] == group]
-        if not selected:
-            continue
-        lines += [f"## {heading}", "", "| " + " | ".join(["name", "n", *columns]) + " |",
-                  "|" + "---|" * (len(columns) + 2)]
-        lines += ["| " + " | ".join([r["name"], str(r["episodes"]), *(_cell(c, r.get(c)) for c in columns)]) + " |"
-                  for r in selected]
+        if selected:
+            sections.append((heading, ["name", "n", *columns],
+                             [[r["name"], str(r["episodes"]), *(_cell(c, r.get(c)) for c in columns)]
+                              for r in selected]))
+    return sections
+
+
+def scorecard_markdown(scorecard: Mapping[str, Any], *, title: str = "MobilityBench scorecard") -> str:
+    """The scorecard as a Markdown document (scores in %, IT/OT in mean tokens)."""
+    lines = [f"# {title}", "", "Scores in %, IT/OT in mean tokens per sample; n = episodes.", ""]
+    for heading, columns, rows in scorecard_sections(scorecard):
+        lines += [f"## {heading}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        lines += ["| " + " | ".join(row) + " |" for row in rows]
         lines.append("")
     if scorecard.get("excluded"):
         lines += [f"Excluded {len(scorecard['excluded'])} audited episode(s): " + ", ".join(scorecard["excluded"]), ""]
@@ -52,43 +65,40 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
-def _charts(run_dir: Path, scorecard: Mapping[str, Any]) -> tuple[list[Path], str]:
-    try:
-        import matplotlib
-    except ImportError:
-        return [], "charts skipped: matplotlib is not installed (pip install -e \".[plot]\")"
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def report_charts(scorecard: Mapping[str, Any], run: Mapping[str, Any] | None = None) -> list[Chart]:
+    """The report's charts (see the module docstring); none for an empty scorecard. Score columns no row measured
+    (an extra metric of a newer version) are left out."""
+    rows = scorecard.get("rows") or []
+    overall = [r for r in rows if r["group"] == "overall"]
+    families = [r for r in rows if r["group"] == "family"]
+    if not overall:
+        return []
+    columns = tuple(c for c in SCORE_COLUMNS if any(r.get(c) is not None for r in rows))
 
-    rows = [r for r in scorecard.get("rows") or [] if r["group"] == "scenario"]
-    paths = []
+    def series(row: Mapping[str, Any]) -> Series:
+        return Series(row["name"], tuple(percent(row.get(c)) for c in columns))
+
+    caption = run_caption(run, overall[0]["episodes"])
+    charts: list[Chart] = [
+        BarChart("chart_overall", "MobilityBench: scores by intent family and overall", caption, columns,
+                 tuple(series(r) for r in families + overall)),
+        RadarChart("chart_radar", "MobilityBench: intent families over the score metrics", caption, columns,
+                   tuple(series(r) for r in families))]
+    scenario_rows = [r for r in rows if r["group"] == "scenario"]
     for family, scenarios in SCENARIOS_BY_FAMILY.items():
-        selected = [r for r in rows if r["name"] in scenarios]
-        if not selected:
-            continue
-        figure, axes = plt.subplots(figsize=(10, 4))
-        width = 0.8 / len(selected)
-        for i, row in enumerate(selected):
-            values = [100 * (row.get(c) or 0.0) for c in SCORE_COLUMNS]
-            axes.bar([x + i * width for x in range(len(SCORE_COLUMNS))], values, width, label=row["name"])
-        axes.set_xticks([x + 0.4 - width / 2 for x in range(len(SCORE_COLUMNS))], SCORE_COLUMNS)
-        axes.set_ylim(0, 100)
-        axes.set_ylabel("%")
-        axes.set_title(family)
-        axes.legend(fontsize=8)
-        figure.tight_layout()
-        path = run_dir / f"chart_{_slug(family)}.png"
-        figure.savefig(path, dpi=100)
-        plt.close(figure)
-        paths.append(path)
-    return paths, ""
+        selected = [r for r in scenario_rows if r["name"] in scenarios]
+        if selected:
+            charts.append(BarChart(f"chart_{_slug(family)}", family,
+                                   run_caption(run, sum(r["episodes"] for r in selected)), columns,
+                                   tuple(series(r) for r in selected)))
+    return charts
 
 
 def write_report(run_dir: str | Path, scorecard: Mapping[str, Any],
                  failing: Mapping[str, Any] | None = None, run: Mapping[str, Any] | None = None) -> ReportFiles:
-    """Write report.md, report.json and per-family charts into ``run_dir`` (see module docstring)."""
+    """Write report.md, report.json and the charts into ``run_dir`` (see module docstring)."""
     run_dir = Path(run_dir)
-    charts, note = _charts(run_dir, scorecard)
+    charts, note = write_pngs(run_dir, report_charts(scorecard, run))
     markdown = scorecard_markdown(scorecard)
     if run:
         markdown += "\n" + run_markdown(run)
