@@ -2,17 +2,18 @@
 
 Bad rows are never dropped silently: each one is listed in the :class:`LoadReport` with file,
 row and column (rows are numbered from 1 over data records, the header not counted: row N of
-a CSV is its N-th record, row N of a JSONL its line N) (``strict=True`` raises the first one
-instead). Repairs (response cells cut at Excel's 32,767-character limit, cut back to their last
-complete path or transit) are counted in the report and recorded on the episode itself; any
-other malformed cell rejects its row.
+a CSV is its N-th record, row N of a JSONL its line N, row N of an XLSX the sheet's N-th row
+below the header) (``strict=True`` raises the first one instead). Repairs (response cells cut
+at Excel's 32,767-character limit, cut back to their last complete path or transit) are counted
+in the report and recorded on the episode itself; any other malformed cell rejects its row.
 
 Limits (keyword arguments of :func:`load_episodes`): a cell holds at most ``max_cell_bytes``
 (UTF-8, default 4 MiB: the largest real cell is 42 KB) and nests at most ``max_depth`` (64)
-levels; a raw record (a CSV record or a JSONL line) is at most ``max_row_bytes`` (8 MiB).
-Reading never holds more than about one record in memory, and a record over the limit is
-skipped without being parsed. Text must be UTF-8: an undecodable byte or a lone surrogate
-rejects its row, naming the column.
+levels; a raw record (a CSV record, a JSONL line, the text of an XLSX row) is at most
+``max_row_bytes`` (8 MiB). Reading never holds more than about one record in memory, and a
+record over the limit is skipped without being parsed (an XLSX is read by
+:mod:`mobility_env.mobilitybench.xlsx`, in memory bounded the same way). Text must be UTF-8: an
+undecodable byte or a lone surrogate rejects its row, naming the column.
 
 Example::
 
@@ -41,6 +42,7 @@ from ..errors import ConfigError, CorruptDataError, DataFileError, RowError
 from ..layout import EPISODES_FILE, EPISODES_SCHEMA, SANDBOX_FILE, SANDBOX_SCHEMA, check_built_directory
 from ..literal import MAX_CELL_BYTES, MAX_DEPTH, CellLimits, text_problem, utf8_size
 from .official import CORE_COLUMNS, episode_from_row
+from .xlsx import read_sheet_rows
 
 SUPPORTED_SUFFIXES = (".csv", ".xlsx", ".jsonl", ".parquet")
 ROW_BYTES_PER_CELL = 2  # default max_row_bytes = 2 x max_cell_bytes (the largest real row is 44 KB)
@@ -339,41 +341,41 @@ def _oversized_cell(row: dict[str, Any], limit: int) -> str | None:
 
 # --------------------------------------------------------------------------- XLSX
 def _read_xlsx(path: Path, limits: LoadLimits) -> Iterator[tuple[int, Any]]:
-    try:
-        import openpyxl
-    except ImportError as exc:
-        raise DataFileError(path, "reading .xlsx needs openpyxl: pip install 'mobility-env[xlsx]'") from exc
-    try:
-        workbook = openpyxl.load_workbook(path, read_only=True, data_only=True)
-    except OSError as exc:
-        raise _open_failed(path, exc) from exc
-    except Exception as exc:  # openpyxl reports a damaged workbook with zipfile, XML, KeyError, ... errors
-        raise DataFileError(path, f"not a readable .xlsx workbook ({type(exc).__name__}: {exc})") from exc
-    try:
-        try:
-            rows = iter(workbook.worksheets[0].iter_rows(values_only=True))
-            header = [str(c) if c is not None else "" for c in next(rows, [])]
-        except Exception as exc:  # as above: a damaged sheet fails in many ways
-            raise DataFileError(path, f"not a readable .xlsx workbook ({type(exc).__name__}: {exc})") from exc
-        missing = [c for c in CORE_COLUMNS if c not in header]
-        if missing:
-            raise DataFileError(path, f"not an official MobilityBench sheet: missing column(s) {', '.join(missing)}")
-        duplicated = sorted(name for name, n in Counter(header).items() if name and n > 1)
-        if duplicated:
-            raise DataFileError(path, f"the header names column(s) {', '.join(map(repr, duplicated))} more than once")
-        index = 0
-        while True:
-            try:
-                values = next(rows)
-            except StopIteration:
-                return
-            except Exception as exc:  # as above
-                raise DataFileError(path, f"sheet unreadable after data row {index} ({type(exc).__name__}: {exc})") \
-                    from exc
-            index += 1
-            yield index, {name: ("" if value is None else value) for name, value in zip(header, values) if name}
-    finally:
-        workbook.close()
+    """The first worksheet's rows as dicts (header -> value; a missing cell is ""), numbered from the header.
+
+    Read by :func:`~mobility_env.mobilitybench.xlsx.read_sheet_rows` in bounded memory: a cell over
+    ``max_cell_bytes`` or a row over ``max_row_bytes`` is listed as skipped, its text never read
+    into memory. The header is the first row holding a value; rows holding none are skipped, as
+    blank CSV records are.
+    """
+    rows = read_sheet_rows(path, max_cell_bytes=limits.max_cell_bytes, max_row_bytes=limits.max_row_bytes)
+    first = next(rows, None)
+    if first is None:
+        raise DataFileError(path, "not an official MobilityBench sheet: the first worksheet is empty")
+    if first.oversized or first.too_large:
+        raise DataFileError(path, f"the header row is over {limits.max_cell_bytes:,} bytes a cell or "
+                                  f"{limits.max_row_bytes:,} a row; not a MobilityBench sheet")
+    width = max(first.values) + 1
+    header = [str(first.values[i]) if i in first.values else "" for i in range(width)]
+    missing = [c for c in CORE_COLUMNS if c not in header]
+    if missing:
+        raise DataFileError(path, f"not an official MobilityBench sheet: missing column(s) {', '.join(missing)}")
+    duplicated = sorted(name for name, n in Counter(header).items() if name and n > 1)
+    if duplicated:
+        raise DataFileError(path, f"the header names column(s) {', '.join(map(repr, duplicated))} more than once")
+    named = [(i, name) for i, name in enumerate(header) if name]
+    for row in rows:
+        index = row.number - first.number
+        over = next(((name, row.oversized[i]) for i, name in named if i in row.oversized), None) \
+            if row.oversized else None
+        if over is not None:
+            yield index, RowError(path, f"cell is {over[1]:,} bytes, over the limit of {limits.max_cell_bytes:,} "
+                                        "(max_cell_bytes)", row=index, column=over[0])
+        elif row.too_large:
+            yield index, RowError(path, f"row over {limits.max_row_bytes:,} bytes of text (max_row_bytes); "
+                                        "skipped unread", row=index)
+        else:
+            yield index, {name: row.values.get(i, "") for i, name in named}
 
 
 # --------------------------------------------------------------------------- rows -> episodes
