@@ -1,7 +1,9 @@
 """One ``mobility-env serve`` session's env behind openenv-core's ``Environment`` interface, and what the
 server validates before it reaches the env: the request bodies (:class:`ResetParams`, :class:`ResetBody`,
 :class:`StepBody`) and the refusals (:class:`RequestError`, codes in
-:data:`mobility_agents.adapters.openenv.server.HTTP_STATUS`).
+:data:`mobility_agents.adapters.openenv.server.HTTP_STATUS`). ``step`` also takes openenv-core's MCP actions
+(``ListToolsAction``, ``CallToolAction``; :mod:`mobility_agents.adapters.openenv.mcp`), as its
+``MCPEnvironment`` does.
 """
 
 from __future__ import annotations
@@ -9,10 +11,11 @@ from __future__ import annotations
 import importlib.metadata
 import logging
 import threading
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Union, overload
 
 from fastapi.exceptions import RequestValidationError
 from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation, ListToolsAction, ListToolsObservation
 from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -22,6 +25,7 @@ from mobility_env.suites import suite_of
 from mobility_env.trajectory import as_record
 
 from .client import MobilityAction, MobilityObservation, MobilityState
+from .mcp import offered_tools, tool_observation, tool_specs
 from ...targets import make_env
 
 __all__ = ["MobilityEnvironment", "RequestError", "ResetBody", "ResetParams", "StepBody",
@@ -105,6 +109,12 @@ class MobilityEnvironment(Environment):
     ``reset`` and ``step`` return :class:`MobilityObservation`; ``step`` on a finished episode, before
     ``reset`` or after ``close`` raises :class:`RequestError` (an in-process env would answer the first
     with an ``episode_over`` observation; over the wire it is the client's mistake, said as one).
+
+    MCP, as openenv-core's ``MCPEnvironment`` routes it: ``step(ListToolsAction())`` (or :meth:`list_tools`)
+    lists the tools the env offers now (after a reset, the episode's ``info["tools"]``, kept current when a
+    MobilePA skill load adds tools; before one, :func:`~mobility_agents.adapters.openenv.mcp.offered_tools`),
+    and ``step(CallToolAction(tool_name=..., arguments=...))`` (or :meth:`call_tool`) is exactly
+    ``step(MobilityAction(tool_call={"name": ..., "arguments": ...}))``, answered as a ``CallToolObservation``.
     """
 
     SUPPORTS_CONCURRENT_SESSIONS = True  # each session owns its env; the store is only read
@@ -119,6 +129,7 @@ class MobilityEnvironment(Environment):
         self._steps = 0
         self._done = True
         self._return = 0.0
+        self._tools: List[Dict[str, Any]] = offered_tools(self.env)
 
     def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None,  # type: ignore[override]
               **kwargs: Any) -> MobilityObservation:
@@ -145,10 +156,40 @@ class MobilityEnvironment(Environment):
                 raise RequestError("VALIDATION_ERROR", f"reset refused: {exc}") from None
             self._episode_id = info.get("episode_id", info.get("task_id"))
             self._steps, self._done, self._return = 0, False, 0.0
+            self._tools = list(info.get("tools") or self._tools)
         return MobilityObservation(text=text, info=info, reward=None, done=False)
 
-    def step(self, action: MobilityAction, timeout_s: Optional[float] = None,  # type: ignore[override]
-             **kwargs: Any) -> MobilityObservation:
+    @overload  # type: ignore[override]
+    def step(self, action: MobilityAction, timeout_s: Optional[float] = None, **kwargs: Any) -> MobilityObservation:
+        ...
+
+    @overload
+    def step(self, action: Union[ListToolsAction, CallToolAction], timeout_s: Optional[float] = None,
+             **kwargs: Any) -> Union[ListToolsObservation, CallToolObservation]:
+        ...
+
+    def step(self, action: Union[MobilityAction, ListToolsAction, CallToolAction], timeout_s: Optional[float] = None,
+             **kwargs: Any) -> Union[MobilityObservation, ListToolsObservation, CallToolObservation]:
+        if isinstance(action, ListToolsAction):
+            return self.list_tools()
+        if isinstance(action, CallToolAction):
+            return self.call_tool(action)
+        return self._step(action)
+
+    def list_tools(self) -> ListToolsObservation:
+        """The tools the env offers now, as MCP tools (name, description, JSON-schema input)."""
+        with self._lock:
+            self._check_open()
+            tools = list(self._tools)
+        return ListToolsObservation(tools=tool_specs(tools))
+
+    def call_tool(self, action: CallToolAction) -> CallToolObservation:
+        """One step with the call ``{"name": action.tool_name, "arguments": action.arguments}``, as MCP answers it
+        (raises :class:`RequestError` where ``step`` does: no episode, the episode over, the session closed)."""
+        call = MobilityAction(tool_call={"name": action.tool_name, "arguments": action.arguments})
+        return tool_observation(action.tool_name, self._step(call))
+
+    def _step(self, action: MobilityAction) -> MobilityObservation:
         with self._lock:
             self._check_open()
             if self._episode_id is None:
@@ -160,6 +201,8 @@ class MobilityEnvironment(Environment):
             self._steps += 1
             self._done = bool(terminated or truncated)
             self._return += float(reward)
+            if info.get("tools"):  # a MobilePA skill load offers more tools from now on
+                self._tools = list(info["tools"])
         if "trajectory" in info:  # the record goes over the wire as data (the env hands it out by reference)
             info = {**info, "trajectory": as_record(info["trajectory"])}
         return MobilityObservation(text=text, info=info, reward=float(reward), done=self._done,

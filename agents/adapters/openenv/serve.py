@@ -25,17 +25,26 @@ The server binds 127.0.0.1 and has no authentication: another host needs ``--all
 prints a warning). One process serves every session on one event loop: steps are CPU-bound
 Python, so throughput is that of one core (``benchmarks/bench_serve.py``).
 
+MCP: the env's tools (its OpenAI tool schemas, ``finish`` included) are MCP tools, one ``tools/call`` one
+step: openenv-core's ``MCPToolClient(base_url=...)`` lists and calls them over ``/ws``, and ``POST /mcp`` and
+the ``/mcp`` WebSocket answer MCP JSON-RPC (:mod:`mobility_agents.adapters.openenv.mcp`,
+:mod:`mobility_agents.adapters.openenv.rpc`).
+
 The client (:mod:`mobility_agents.adapters.openenv.client`): ``MobilityEnvClient(base_url=...)`` is an
 openenv-core ``EnvClient`` (async; ``.sync()`` for blocking calls). Both are importable from here
 (``from mobility_agents.adapters.openenv.serve import MobilityEnvClient``); nothing of openenv-core is imported
-until one is used, so the CLI works without the ``serve`` extra.
+until one is used.
+
+OpenEnv's layout (``openenv validate``, ``openenv build``): the repository's folder ``openenv-env/`` is an OpenEnv
+environment (``openenv.yaml``, ``server/app.py``, ``server/Dockerfile``, its project and lock); :func:`main` is its
+``server`` console script and :class:`LazyApp` the ASGI app ``server.app:app``.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import Any, Awaitable, Callable, Dict, Optional, Sequence
 
 from mobility_env.errors import ConfigError
 from mobility_env.suites import suite_of
@@ -47,7 +56,7 @@ from ...targets import ENV_IDS, MOBILITYBENCH
 
 _CLIENT_NAMES = ("MobilityAction", "MobilityEnvClient", "MobilityObservation", "MobilityState", "ServerError")
 _SERVER_NAMES = ("MobilityEnvServer", "MobilityEnvironment", "RunningServer", "create_app")
-__all__ = ["ServeConfig", "register", *_CLIENT_NAMES, *_SERVER_NAMES]
+__all__ = ["LazyApp", "ServeConfig", "main", "register", *_CLIENT_NAMES, *_SERVER_NAMES]
 
 MISSING_EXTRA = "mobility-env serve needs openenv-core: pip install 'mobility-env[serve]'"
 
@@ -63,6 +72,36 @@ def __getattr__(name: str) -> Any:
 
         return getattr(server, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The ``server`` console script (OpenEnv's entry point, ``uv run server``): ``mobility-env serve`` with
+    ``argv`` (default: the command line's), its options, limits and exit status."""
+    from mobility_env.cli import main as cli_main
+
+    return cli_main(["serve", *(sys.argv[1:] if argv is None else argv)])
+
+
+class LazyApp:
+    """An ASGI app serving ``config`` (default ``ServeConfig()``: MobilityBench-v0 on its bundled data), built
+    at its first event (uvicorn's lifespan start-up), so importing it opens no data.
+
+    For ``uvicorn server.app:app`` (``openenv.yaml``'s ``app``). It has the session limits but not the connection
+    limits (request deadline, connection caps) that ``RunningServer`` adds: ``mobility-env serve`` / ``server``
+    has both.
+    """
+
+    def __init__(self, config: Optional[ServeConfig] = None):
+        self.config = config
+        self._app: Any = None
+
+    async def __call__(self, scope: Dict[str, Any], receive: Callable[[], Awaitable[Dict[str, Any]]],
+                       send: Callable[[Dict[str, Any]], Awaitable[None]]) -> None:
+        if self._app is None:
+            from .server import create_app
+
+            self._app = create_app(self.config or ServeConfig())
+        await self._app(scope, receive, send)
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:

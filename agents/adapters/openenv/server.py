@@ -1,25 +1,31 @@
 """The OpenEnv server of ``mobility-env serve``: one store, one env per session, sessions bounded and reaped.
 
 Built on openenv-core: :class:`~mobility_agents.adapters.openenv.environment.MobilityEnvironment` is its ``Environment``
-(reset/step/state on one gymnasium env; :mod:`mobility_agents.adapters.openenv.environment` also holds the request
-bodies and
-:class:`~mobility_agents.adapters.openenv.environment.RequestError`), :class:`MobilityEnvServer` its ``HTTPEnvServer``
-(the
-session table, the capacity check, the idle reaper, ``/health``, ``/metadata``, ``/schema``, ``/mcp``). The
-server replaces
-four routes of the base, keeping their wire format (``WSResetMessage`` ... ``WSErrorResponse``,
-so openenv-core's ``EnvClient`` talks to it unchanged):
+(reset/step/state on one gymnasium env, and its tools as MCP tools; :mod:`mobility_agents.adapters.openenv.environment`
+also holds the request bodies and :class:`~mobility_agents.adapters.openenv.environment.RequestError`),
+:class:`MobilityEnvServer` its ``HTTPEnvServer`` (the session table, the capacity check, the idle reaper,
+``/health``, ``/metadata``, ``/schema``). The server replaces six routes of the base, keeping their wire format
+(``WSResetMessage`` ... ``WSErrorResponse``, openenv-core's MCP JSON-RPC, so openenv-core's ``EnvClient`` and
+``MCPToolClient`` talk to it unchanged):
 
 * ``/ws`` — one WebSocket is one session. The base handler keeps stepping an env the idle reaper
   has closed, echoes the raw input in its validation errors (a megabyte string comes back; a lone
   surrogate makes the error itself unserializable and ends the session) and answers a session
   limit before the client asked anything. Here the session starts with the first message (the
   limit error is the answer to it), errors name the field and never echo its value, and a session
-  the reaper closes gets its socket closed with the reason (code 4408);
+  the reaper closes gets its socket closed with the reason (code 4408). A ``step`` also takes openenv-core's
+  MCP actions (``{"type": "list_tools"}``, ``{"type": "call_tool", "tool_name", "arguments"}``: what
+  ``MCPToolClient`` sends), and an ``{"type": "mcp", "data": <JSON-RPC>}`` message is answered
+  ``{"type": "mcp", "data": <JSON-RPC reply>}`` (:mod:`~mobility_agents.adapters.openenv.rpc`);
 * ``POST /reset``, ``POST /step``, ``GET /state`` — the base makes a fresh env per request, which
   cannot step an episode. Here HTTP has sessions too: ``/reset`` without ``session_id`` opens one
   and returns its id, ``/step`` and ``/state`` name it, ``DELETE /sessions/{id}`` closes it,
-  ``GET /sessions`` lists them.
+  ``GET /sessions`` lists them;
+* ``POST /mcp`` and the ``/mcp`` WebSocket — the base answers "Environment does not support MCP" (it
+  looks for a FastMCP server on the env). Here both answer MCP JSON-RPC on the env's own tools
+  (:mod:`~mobility_agents.adapters.openenv.rpc`): over HTTP with the HTTP sessions' ids, and a ``/mcp``
+  WebSocket is one session, opened, limited and reaped as a ``/ws`` one. JSON-RPC refusals are error
+  replies (HTTP 200) whose ``data`` carries the typed error below.
 
 Errors are ``{"type": "error", "data": {"code", "message", ...}}`` on the WebSocket (the session
 stays usable, except after ``CAPACITY_REACHED`` and ``SESSION_CLOSED``) and
@@ -63,6 +69,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.websockets import WebSocketState
 from openenv.core.env_server.exceptions import EnvironmentFactoryError, SessionCapacityError
 from openenv.core.env_server.http_server import HTTPEnvServer
+from openenv.core.env_server.mcp_types import CallToolAction, ListToolsAction, WSMCPMessage
+from openenv.core.env_server.serialization import serialize_observation
 from openenv.core.env_server.types import ConcurrencyConfig, ServerMode, WSResetMessage, WSStepMessage
 from pydantic import ValidationError
 
@@ -73,6 +81,7 @@ from .config import ServeConfig
 from .connections import ConnectionGuard
 from .environment import (MobilityEnvironment, RequestError, ResetBody, ResetParams, StepBody,  # noqa: F401
                           shorten, observation_payload, reply_text, validation_error)
+from .rpc import McpRpc, rpc_error
 from ...targets import open_store
 
 __all__ = ["MobilityEnvServer", "MobilityEnvironment", "RequestError", "RunningServer", "create_app"]
@@ -99,13 +108,16 @@ class MobilityEnvServer(HTTPEnvServer):
         self.config = config
         self.store = store if store is not None else open_store(config.env_id, config.data)
         factory = functools.partial(MobilityEnvironment, self.store, config.env_id, config.options)
-        factory().close()  # a bad env option fails here, at start-up, not in every session
+        probe = factory()  # a bad env option fails here, at start-up, not in every session
+        self.initial_tools = probe.list_tools()  # tools/list without a session: what a new session offers
+        probe.close()
         super().__init__(factory, MobilityAction, MobilityObservation,
                          concurrency_config=ConcurrencyConfig(max_concurrent_envs=config.max_sessions,
                                                               session_timeout=config.idle_timeout))
         self._sockets: Dict[str, WebSocket] = {}
         self._http_sessions: set[str] = set()
         self._closing: set[asyncio.Future[None]] = set()  # background closes (kept referenced until done)
+        self.rpc = McpRpc(self)
 
     # ------------------------------------------------------------------ sessions
     async def open_session(self) -> tuple[str, MobilityEnvironment]:
@@ -120,6 +132,18 @@ class MobilityEnvServer(HTTPEnvServer):
             log.exception("making the env of a new session failed")
             raise RequestError("FACTORY_ERROR", f"could not make the session's env: {exc.__cause__}") from None
         return session_id, env
+
+    async def open_http_session(self, params: ResetParams) -> tuple[str, MobilityObservation]:
+        """Open an HTTP session and reset it (``POST /reset`` without ``session_id``, ``openenv/session/create``);
+        a refused reset closes it again."""
+        session_id, env = await self.open_session()
+        self._http_sessions.add(session_id)
+        try:
+            observation = env.reset_with(params)
+        except RequestError:
+            await self.close_session(session_id, "its first reset was refused")
+            raise
+        return session_id, observation
 
     async def close_session(self, session_id: str, reason: str) -> None:
         env = self._sessions.get(session_id)
@@ -162,8 +186,9 @@ class MobilityEnvServer(HTTPEnvServer):
         return env
 
     # ------------------------------------------------------------------ WebSocket
-    def handle_message(self, session_id: str, env: MobilityEnvironment, raw: str) -> tuple[Dict[str, Any], bool]:
-        """The reply to one WebSocket message and whether to close the connection after it."""
+    async def handle_message(self, session_id: str, env: MobilityEnvironment,
+                             raw: str) -> tuple[Dict[str, Any], bool]:
+        """The reply to one ``/ws`` message and whether to close the connection after it."""
         self._update_session_activity(session_id)
         try:
             try:
@@ -175,7 +200,15 @@ class MobilityEnvServer(HTTPEnvServer):
             kind = message.get("type") if isinstance(message, dict) else None
             if kind == "step":
                 step = WSStepMessage.model_validate(message)
+                mcp_kind = step.data.get("type")
                 try:
+                    if mcp_kind == "list_tools":  # openenv-core's MCP actions (MCPToolClient), not a step
+                        tools = env.step(ListToolsAction.model_validate(step.data))
+                        return {"type": "observation", "data": serialize_observation(tools)}, False
+                    if mcp_kind == "call_tool":
+                        answer = env.step(CallToolAction.model_validate(step.data))
+                        self._update_session_activity(session_id, increment_step=True)
+                        return {"type": "observation", "data": serialize_observation(answer)}, False
                     action = MobilityAction.model_validate(step.data)
                 except ValidationError as exc:
                     raise validation_error(exc, "action") from None
@@ -194,11 +227,14 @@ class MobilityEnvServer(HTTPEnvServer):
                 return {"type": "state", "data": env.state.model_dump()}, False
             if kind == "close":
                 return {}, True
+            if kind == "mcp":
+                request = WSMCPMessage.model_validate(message)
+                return {"type": "mcp", "data": await self.rpc.answer(request.data, (session_id, env))}, False
             if not isinstance(message, dict):
                 raise RequestError("VALIDATION_ERROR", 'a message is a JSON object {"type": "reset" | "step" | '
-                                                       '"state" | "close", "data": {...}}')
+                                                       '"state" | "close" | "mcp", "data": {...}}')
             raise RequestError("UNKNOWN_TYPE", f"unknown message type {shorten(kind)!r}; the types are reset, step, "
-                                               "state and close")
+                                               "state, mcp and close")
         except ValidationError as exc:
             error = validation_error(exc, "message")
         except RequestError as exc:
@@ -221,7 +257,26 @@ class MobilityEnvServer(HTTPEnvServer):
         return (message.get("bytes") or b"").decode("utf-8", "surrogateescape")
 
     async def websocket_session(self, websocket: WebSocket) -> None:
-        """One connection = one session, opened by the first message (see the module docstring)."""
+        """``/ws``: one connection = one session, opened by the first message (see the module docstring)."""
+        async def answer(session_id: str, env: MobilityEnvironment, raw: str) -> tuple[str, bool]:
+            reply, close = await self.handle_message(session_id, env, raw)
+            return (reply_text(reply) if reply else ""), close
+
+        await self._socket_session(websocket, answer, lambda exc: json_text({"type": "error", "data": exc.data()}))
+
+    async def mcp_websocket_session(self, websocket: WebSocket) -> None:
+        """The ``/mcp`` WebSocket: MCP JSON-RPC, one connection = one session, opened by the first message."""
+        async def answer(session_id: str, env: MobilityEnvironment, raw: str) -> tuple[str, bool]:
+            self._update_session_activity(session_id)
+            return await self.rpc.answer_text(raw, (session_id, env)), False
+
+        await self._socket_session(websocket, answer, lambda exc: json_text(rpc_error(exc)))
+
+    async def _socket_session(self, websocket: WebSocket,
+                              answer: Callable[[str, MobilityEnvironment, str], Awaitable[tuple[str, bool]]],
+                              refusal: Callable[[RequestError], str]) -> None:
+        """Serve one WebSocket session: ``answer`` gives each message's reply text and whether to close after it;
+        ``refusal`` the text that refuses a session the server cannot open."""
         await websocket.accept()
         session_id: Optional[str] = None
         try:
@@ -229,13 +284,13 @@ class MobilityEnvServer(HTTPEnvServer):
             try:
                 session_id, env = await self.open_session()
             except RequestError as exc:
-                if await self._send_text(websocket, json_text({"type": "error", "data": exc.data()})):
+                if await self._send_text(websocket, refusal(exc)):
                     await self._close_socket(websocket, 1013, exc.code, CLOSE_WAIT_S)  # 1013: try again later
                 return
             self._sockets[session_id] = websocket
             while session_id in self._sessions:  # the reaper may have closed it meanwhile
-                reply, close = self.handle_message(session_id, env, raw)
-                if reply and not await self._send_text(websocket, reply_text(reply)):
+                text, close = await answer(session_id, env, raw)
+                if text and not await self._send_text(websocket, text):
                     break
                 if close:
                     break
@@ -274,11 +329,14 @@ class MobilityEnvServer(HTTPEnvServer):
 
     # ------------------------------------------------------------------ routes
     def register_routes(self, app: FastAPI, mode: ServerMode | str = ServerMode.SIMULATION) -> None:
-        # The base registers /health, /metadata, /schema, /mcp, the reaper's start and stop, and its own
-        # /ws; production mode leaves out its stateless /reset, /step and /state. Its /ws is replaced.
+        # The base registers /health, /metadata, /schema, /mcp (HTTP and WebSocket), the reaper's start and stop,
+        # and its own /ws; production mode leaves out its stateless /reset, /step and /state. Its /ws and /mcp are
+        # replaced.
         super().register_routes(app, ServerMode.PRODUCTION)
-        app.router.routes[:] = [route for route in app.router.routes if getattr(route, "path", None) != "/ws"]
+        app.router.routes[:] = [route for route in app.router.routes
+                                if getattr(route, "path", None) not in ("/ws", "/mcp")]
         app.add_api_websocket_route("/ws", self.websocket_session)
+        app.add_api_websocket_route("/mcp", self.mcp_websocket_session)
         app.add_exception_handler(RequestValidationError, self._http_validation_error)
         app.add_exception_handler(RequestError, self._http_request_error)
         app.add_exception_handler(StarletteHTTPException, self._http_exception)
@@ -338,13 +396,7 @@ class MobilityEnvServer(HTTPEnvServer):
             if body.session_id is not None:
                 observation = server._env_of(body.session_id).reset(**params)
                 return server._json({**observation_payload(observation), "session_id": body.session_id})
-            session_id, env = await server.open_session()
-            server._http_sessions.add(session_id)
-            try:
-                observation = env.reset(**params)
-            except RequestError:
-                await server.close_session(session_id, "its first reset was refused")
-                raise
+            session_id, observation = await server.open_http_session(ResetParams(**params))
             return server._json({**observation_payload(observation), "session_id": session_id})
 
         @app.post("/step", tags=["Environment Control"], summary="Step a session with one action")
@@ -356,6 +408,11 @@ class MobilityEnvServer(HTTPEnvServer):
         @app.get("/state", tags=["State Management"], summary="A session's state")
         async def state(session_id: str = Query(description="from the reply of POST /reset")) -> Response:
             return server._json(server._env_of(session_id).state.model_dump())
+
+        @app.post("/mcp", tags=["MCP"], summary="MCP JSON-RPC: tools/list, tools/call, openenv/session/*")
+        async def mcp(request: Request) -> Response:
+            text = await server.rpc.answer_text(await request.body())
+            return Response(text, media_type="application/json")
 
         @app.get("/sessions", tags=["State Management"], summary="Open sessions, the limit and the idle timeout")
         async def sessions() -> Response:
