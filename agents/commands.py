@@ -112,6 +112,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         records = run_local(factory, config)
     scoring = suite_of(args.env).part("scoring")
     print(scoring.scorecard(records))
+    if records:
+        from mobility_rewards.commands import write_run_scorecard
+
+        write_run_scorecard(Path(out), args.env, records)
     if args.repeats is not None and args.repeats > 1:
         from mobility_env.runfiles import json_text, write_text_atomic
         from mobility_rewards.repeats import format_repeat_spread, repeat_spread
@@ -123,7 +127,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"mean and standard deviation of every score over the repeats in {out}/repeats.json")
     failures = sum(1 for r in records if r.get("failure"))
     print(f"\n{len(records)} episode result(s) in {out}/results.jsonl"
-          + (f"; {failures} recorded failure(s)" if failures else ""))
+          + (f"; {failures} recorded failure(s)" if failures else "")
+          + (f"; the scorecard in {out}/scorecard.json" if records else ""))
     return 0
 
 

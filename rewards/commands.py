@@ -232,6 +232,26 @@ def results_digest(run_dir: Path) -> str:
     return "blake2b:" + file_checksum(run_dir / RESULTS_FILE)
 
 
+def write_run_scorecard(run_dir: Path, env_id: str, records: list[dict[str, Any]]) -> Path:
+    """``scorecard.json`` at the end of ``run``: the scorecard of the stored metrics (``source.from`` is
+    ``"run"``; ``eval`` replaces it with the rescored one, ``source.from`` ``"eval"``)."""
+    from mobility_env.suites import suite_of
+
+    suite = suite_of(env_id)
+    card = {"env_id": env_id, **suite.part("scoring").card(records), "results": len(records),
+            "source": {"from": "run", "results_digest": results_digest(run_dir),
+                       "format_versions": {**format_versions(), **suite.part("scoring").format_versions()}}}
+    write_text_atomic(run_dir / SCORECARD_FILE, json_text(card, indent=2))
+    return run_dir / SCORECARD_FILE
+
+
+def _made_by_run(run_dir: Path) -> bool:
+    """True when ``scorecard.json`` is the one ``run`` wrote (not eval's)."""
+    card = read_json_file(run_dir / SCORECARD_FILE)
+    source = card.get("source") if isinstance(card, dict) else None
+    return isinstance(source, dict) and source.get("from") == "run"
+
+
 def _checked_run_data(run_dir: Path, results: list[dict[str, Any]], known: set[str], data: str,
                       recorded_fingerprint: str | None, unit: str) -> str:
     """Refuse data that lacks some of the run's episodes (tasks), note data that changed since the run;
@@ -269,7 +289,7 @@ def phone_eval(args: argparse.Namespace, run_dir: Path) -> int:
     present = {str(r["episode_id"]) for r in results}
     scorecard = {"env_id": "MobilePA-v0", **card, "excluded": sorted(excluded & present),
                  "recomputed": recomputed, "results": len(results),
-                 "source": {"data": str(Path(data).resolve()), "data_fingerprint": fingerprint,
+                 "source": {"from": "eval", "data": str(Path(data).resolve()), "data_fingerprint": fingerprint,
                             "results_digest": results_digest(run_dir)}}
     print(format_phone_scorecard(card))
     failing = phone_failing_checks(kept)
@@ -323,7 +343,7 @@ def mobility_eval(args: argparse.Namespace, run_dir: Path) -> int:
     scorecard = build_scorecard(results, exclude=_exclusions(args, episodes))
     scorecard["recomputed"] = recomputed
     scorecard["results"] = len(results)
-    scorecard["source"] = {"data": str(Path(data).resolve()), "data_fingerprint": fingerprint,
+    scorecard["source"] = {"from": "eval", "data": str(Path(data).resolve()), "data_fingerprint": fingerprint,
                            "results_digest": results_digest(run_dir), "format_versions": format_versions(),
                            "run_format_versions": recorded_versions(run_info)}
     note = rescore_note(run_info)
@@ -384,7 +404,7 @@ def mobility_report(run_dir: Path, run_info: dict[str, Any]) -> int:
     if not records:
         raise ConfigError(f"{run_dir / RESULTS_FILE}: no results to report")
     if scorecard is None:
-        if (run_dir / SCORECARD_FILE).exists():
+        if (run_dir / SCORECARD_FILE).exists() and not _made_by_run(run_dir):
             print(f"note: {run_dir / SCORECARD_FILE} does not match the current results (the run went on after "
                   "`eval`); reporting the stored metrics — run `mobility-env eval` again to rescore", file=sys.stderr)
         scorecard = build_scorecard(records)

@@ -19,7 +19,7 @@ class SuiteScoring:
     prints), ``weights()`` (the reward-weights class), ``evaluate(args, run_dir)`` and ``report(run_dir, run)``
     (``mobility-env eval`` / ``report``), ``format_versions()`` (what a run's identity records beside the shared
     versions), ``table(records)`` (the scorecard as :class:`mobility_rewards.runs.ScoreTable` rows, for
-    ``mobility-env compare``)."""
+    ``mobility-env compare``), ``card(records)`` (the scorecard as data, which ``run`` writes to ``scorecard.json``)."""
 
     scorecard: Callable[[list[Mapping[str, Any]]], str]
     repeat_rows: Callable[[list[Mapping[str, Any]]], dict[str, dict[str, float]]]
@@ -29,6 +29,7 @@ class SuiteScoring:
     report: Callable[[Path, dict[str, Any]], int]
     format_versions: Callable[[], dict[str, Any]]  # the suite's own versions a run's identity records
     table: Callable[[list[Mapping[str, Any]]], Any]  # records -> mobility_rewards.runs.ScoreTable (compare)
+    card: Callable[[list[Mapping[str, Any]]], dict[str, Any]]  # records -> the scorecard as data (scorecard.json)
 
 
 def _mobility_scorecard(records: list[Mapping[str, Any]]) -> str:
@@ -53,6 +54,18 @@ def _phone_table(records: list[Mapping[str, Any]]) -> Any:
     from .mobilepa.scorecard import phone_score_table
 
     return phone_score_table(records)
+
+
+def _mobility_card(records: list[Mapping[str, Any]]) -> dict[str, Any]:
+    from .mobilitybench.scorecard import build_scorecard
+
+    return build_scorecard(records)
+
+
+def _phone_card(records: list[Mapping[str, Any]]) -> dict[str, Any]:
+    from .mobilepa.scorecard import phone_scorecard
+
+    return phone_scorecard(records)
 
 
 def _mobility_rows(records: list[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
@@ -112,7 +125,8 @@ def _phone_versions() -> dict[str, Any]:
 MOBILITYBENCH = SuiteScoring(scorecard=_mobility_scorecard, repeat_rows=_mobility_rows, repeat_columns=("DR", "FPR"),
                              weights=_mobility_weights, evaluate=_mobility_eval, report=_mobility_report,
                              format_versions=dict,  # its versions are the shared ones (format_versions)
-                             table=_mobility_table)
+                             table=_mobility_table, card=_mobility_card)
 MOBILEPA = SuiteScoring(scorecard=_phone_scorecard, repeat_rows=_phone_rows,
                         repeat_columns=("success", "DR", "progress"), weights=_phone_weights, evaluate=_phone_eval,
-                        report=_phone_report, format_versions=_phone_versions, table=_phone_table)
+                        report=_phone_report, format_versions=_phone_versions, table=_phone_table,
+                        card=_phone_card)

@@ -79,3 +79,19 @@ def test_compare_chart(runs, tmp_path) -> None:
     chart = tmp_path / "compare.png"
     assert main(["compare", str(runs["rule"]), str(runs["oracle"]), "--chart", str(chart)]) == 0
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("env_id", ["MobilityBench-v0", "MobilePA-v0"])
+def test_run_writes_the_scorecard_and_report_reads_it_quietly(capsys, tmp_path, env_id) -> None:
+    out = tmp_path / "run"
+    assert main(["run", "--env", env_id, "--limit", "6", "--out", str(out), "--no-progress"]) == 0
+    assert f"{out}/scorecard.json" in capsys.readouterr().out
+    card = json.loads((out / "scorecard.json").read_text(encoding="utf-8"))
+    records = read_results(out / "results.jsonl")
+    expected = build_scorecard(records) if env_id == "MobilityBench-v0" else phone_scorecard(records)
+    assert card["env_id"] == env_id and card["source"]["from"] == "run" and card["results"] == 6
+    assert {key: card[key] for key in expected} == json.loads(json.dumps(expected))
+    assert main(["report", str(out)]) == 0
+    assert "does not match" not in capsys.readouterr().err  # the run's own scorecard is not a stale eval
+    assert main(["eval", str(out)]) == 0
+    assert json.loads((out / "scorecard.json").read_text(encoding="utf-8"))["source"]["from"] == "eval"

@@ -107,4 +107,4 @@ def _table(records: list[Mapping[str, Any]]) -> ScoreTable:
 
 SCORING = SuiteScoring(scorecard=_scorecard, repeat_rows=_rows, repeat_columns=("success",), weights=lambda: dict,
                        evaluate=_evaluate, report=_report, format_versions=lambda: {"toy_version": 1},
-                       table=_table)
+                       table=_table, card=lambda records: {"overall": _rows(records)["overall"]})
