@@ -171,7 +171,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "rows, the first rejections), writes OUT/results.jsonl (one line per finished episode, flushed), "
                     "OUT/trajectories.jsonl (messages, tool calls, observations, rewards) and OUT/run.json (agent, "
                     "model, data and its fingerprint, load report, settings, sessions), then prints the paper's "
-                    "scorecard. OUT is locked while the run writes (a second run on it stops at once). With no "
+                    "scorecard and writes it to OUT/scorecard.json (eval replaces it with the rescored one). OUT is "
+                    "locked while the run writes (a second run on it stops at once). With no "
                     "arguments: the rule agent on the bundled synthetic set, offline.",
         epilog="Exit status: 0 done; 2 bad input (paths, options, a --resume that would mix runs); 3 the run "
                "stopped because the model endpoint is down or refuses the run (results so far are kept: fix it "
