@@ -36,6 +36,7 @@ Guarantees (both backends; the Ray one is :mod:`mobility_agents.ray_runner`):
 from __future__ import annotations
 
 import contextlib
+import difflib
 import hashlib
 import json
 import os
@@ -205,8 +206,11 @@ def select_episodes(all_ids: list[str], scenario_of: Callable[[str], str], confi
     ids = list(config.episode_ids) if config.episode_ids else list(all_ids)
     unknown = sorted(set(ids) - set(all_ids))
     if unknown:
+        close = difflib.get_close_matches(unknown[0], all_ids, n=1, cutoff=0.85)
         raise ConfigError(f"unknown episode id(s): {', '.join(unknown[:5])}"
-                          + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""))
+                          + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+                          + (f"; did you mean {close[0]!r}?" if close else "")
+                          + f" ({len(all_ids):,} in this data, e.g. {', '.join(all_ids[:3])})")
     if config.scenarios:
         counts: dict[str, int] = {}
         for episode_id in all_ids:
@@ -216,8 +220,10 @@ def select_episodes(all_ids: list[str], scenario_of: Callable[[str], str], confi
         bad = [s for s in config.scenarios if s.lower() not in known]
         if bad:
             valid = "; ".join(f"{name!r} ({n})" for name, n in sorted(counts.items()))
-            raise ConfigError(f"no episode has scenario {', '.join(repr(s) for s in bad)}; "
-                              f"scenarios in this data (episodes): {valid}")
+            close = difflib.get_close_matches(bad[0], list(counts), n=1, cutoff=0.6)
+            raise ConfigError(f"no episode has scenario {', '.join(repr(s) for s in bad)}"
+                              + (f"; did you mean {close[0]!r}?" if close else "")
+                              + f"; scenarios in this data (episodes): {valid}")
         wanted = {s.lower() for s in config.scenarios}
         ids = [e for e in ids if scenario_of(e).lower() in wanted]
         if not ids:

@@ -156,3 +156,13 @@ def test_backend_ray_without_ray_names_the_extra(capsys, monkeypatch, tmp_path):
     err = fails(capsys, "run", "--backend", "ray", "--limit", "1", "--out", tmp_path / "run")
     assert "pip install 'mobility-env[ray]'" in err
     assert not (tmp_path / "run").exists()
+
+
+def test_a_mistyped_scenario_or_episode_id_names_the_closest(capsys, tmp_path):
+    err = fails(capsys, "run", "--scenario", "Wether Query", "--out", tmp_path / "a")
+    assert "did you mean 'Weather Query'?" in err
+    import gymnasium as gym
+
+    real = gym.make("MobilityBench-v0").unwrapped.episode_ids[0]
+    err = fails(capsys, "run", "--episode", real[:-1] + "#", "--out", tmp_path / "b")
+    assert f"did you mean {real!r}?" in err and "220 in this data" in err
