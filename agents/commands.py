@@ -229,11 +229,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                "whether it answers with well-formed tool calls.")
     models_sub = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
     check = models_sub.add_parser(
-        "check", help="send one tools request and report whether tool calls work",
-        description="Preflight (reachable, key, model), then one chat completion offering the "
-                    "env's tools for a question that needs one. Exit 0 when the reply calls a "
-                    "tool with schema-valid arguments, 1 when it does not (the advice says "
-                    "what to try), 3 when the server is down or refuses.")
+        "check", help="check the round trip a run makes: the right tool called, its result read back",
+        description="Preflight (reachable, key, model), then per tool mode (--tool-mode, or both native and "
+                    "json) the round trip a run makes: the env's tools offered for a weather question, the reply "
+                    "must call the weather tool with schema-valid arguments; the call is answered with a result "
+                    "holding a reference code, and the next reply must repeat it (a server that never shows the "
+                    "model tool results fails here). Each reply's latency is shown, with a warning past half "
+                    "--timeout. Exit 0 when the mode a run would use (--tool-mode, default native) works, 1 when "
+                    "it does not (the advice says why and `recommended` which mode to use), 3 when the server is "
+                    "down or refuses.")
     add_llm_options(check)
     check.set_defaults(func=_cmd_models_check)
 
@@ -264,12 +268,13 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 def _cmd_models_check(args: argparse.Namespace) -> int:
     from .llm.client import EndpointError
-    from .llm.check import check_endpoint, format_check
+    from .llm.check import MODES, check_endpoint, format_check
 
     try:
-        result = check_endpoint(_llm_config(args))
+        # --tool-mode given: that mode; else both, so the report says which one to use
+        result = check_endpoint(_llm_config(args), modes=(args.tool_mode,) if args.tool_mode else MODES)
     except EndpointError as exc:
         print(f"mobility-env: {exc}", file=sys.stderr)
         return 3
     print(format_check(result))
-    return 0 if result["tool_calls_work"] and result.get("structured_output_works", True) else 1
+    return 0 if result["works"] and result.get("structured_output_works", True) else 1

@@ -1,4 +1,5 @@
-"""`mobility-env models check`: one tools request tells whether a server makes tool calls (127.0.0.1 servers)."""
+"""`mobility-env models check`: the round trip a run makes, per tool mode — the needed tool called, its result read
+back — tells whether and how to run against a server (scripted servers on 127.0.0.1)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,15 @@ import socket
 import pytest
 
 from mobility_env.cli import main
-from openai_server import ScriptedOpenAIServer, bad_request, server_error, text_turn, tool_call, tool_turn
+from mobility_agents.llm.check import TOKEN
+from openai_server import (ScriptedOpenAIServer, bad_request, delayed, server_error, text_turn, tool_call,
+                           tool_turn)
 
 PING = text_turn("p")  # the preflight's 1-token request
+WEATHER = tool_turn(tool_call("weather_query", {"city": "北京市"}))
+WEATHER_TEXT = text_turn('{"name": "weather_query", "arguments": {"city": "北京市"}}')  # json mode's call
+READ = text_turn(f"北京今天晴，3~12°C（查询编号 {TOKEN}）。")  # an answer that read the tool result
+UNREAD = text_turn("北京今天天气晴朗。")  # an answer made without it
 
 
 def _check(capsys, server_url: str, *extra: str) -> tuple[int, str]:
@@ -18,14 +25,48 @@ def _check(capsys, server_url: str, *extra: str) -> tuple[int, str]:
     return code, out + err
 
 
-def test_a_server_that_calls_a_valid_tool_passes(capsys, monkeypatch):
+def test_both_modes_round_trip_and_native_is_recommended(capsys, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "k")
-    with ScriptedOpenAIServer([PING, tool_turn(tool_call("weather_query", {"city": "北京市"}))], model="m") as server:
+    with ScriptedOpenAIServer([PING, WEATHER, READ, WEATHER_TEXT, READ], model="m") as server:
         code, out = _check(capsys, server.base_url)
-        sent = server.requests[-1].body
+        bodies = [r.body for r in server.requests]
+        assert server.remaining == 0
     assert code == 0, out
-    assert "weather_query" in out and "verdict     OK" in out
-    assert sent["tool_choice"] == "auto" and {t["function"]["name"] for t in sent["tools"]} >= {"weather_query"}
+    assert out.count("verdict     OK") == 2 and "recommended --tool-mode native" in out
+    assert bodies[1]["tool_choice"] == "auto"
+    assert {t["function"]["name"] for t in bodies[1]["tools"]} >= {"weather_query"}
+    tool_message = bodies[2]["messages"][-1]  # native: the result goes back as a tool message
+    assert tool_message["role"] == "tool" and TOKEN in tool_message["content"]
+    assert "tools" not in bodies[3] and "tools" not in bodies[4]  # json mode: the text protocol
+    assert bodies[4]["messages"][-1]["role"] == "user" and TOKEN in bodies[4]["messages"][-1]["content"]
+
+
+def test_a_server_that_drops_tool_results_fails_native_and_recommends_json(capsys, monkeypatch):
+    """llama-cpp-python's chatml-function-calling: native calls come out, tool messages never reach the model."""
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    with ScriptedOpenAIServer([PING, WEATHER, UNREAD, WEATHER_TEXT, READ], model="m") as server:
+        code, out = _check(capsys, server.base_url)
+    assert code == 1, out
+    assert "tool result NOT read" in out and "drops tool messages" in out
+    assert "recommended --tool-mode json (not native)" in out
+
+
+def test_a_schema_valid_call_of_the_wrong_tool_fails(capsys, monkeypatch):
+    """A call the schema accepts is not enough: the question needs the weather tool (the old check said OK)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    wrong = tool_turn(tool_call("query_poi", {"keywords": "weather", "city": "北京"}))
+    with ScriptedOpenAIServer([PING, wrong], model="m") as server:
+        code, out = _check(capsys, server.base_url, "--tool-mode", "native")
+    assert code == 1, out
+    assert "not weather_query" in out and "recommended none" in out
+
+
+def test_a_slow_reply_is_flagged(capsys, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    with ScriptedOpenAIServer([PING, delayed(WEATHER, 0.7), READ], model="m") as server:
+        code, out = _check(capsys, server.base_url, "--tool-mode", "native", "--timeout", "1")
+    assert code == 0, out
+    assert "more than half the request timeout" in out
 
 
 @pytest.mark.parametrize("reply, expected", [
@@ -36,19 +77,18 @@ def test_a_server_that_calls_a_valid_tool_passes(capsys, monkeypatch):
 def test_a_server_without_usable_tool_calls_fails_with_advice(capsys, monkeypatch, reply, expected):
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     with ScriptedOpenAIServer([PING, reply], model="m") as server:
-        code, out = _check(capsys, server.base_url)
+        code, out = _check(capsys, server.base_url, "--tool-mode", "native")
     assert code == 1, out
     assert "verdict     NO" in out and expected in out
 
 
 def test_json_mode_reads_the_text_protocol(capsys, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "k")
-    reply = text_turn('{"name": "weather_query", "arguments": {"city": "北京市"}}')
-    with ScriptedOpenAIServer([PING, reply], model="m") as server:
+    with ScriptedOpenAIServer([PING, WEATHER_TEXT, READ], model="m") as server:
         code, out = _check(capsys, server.base_url, "--tool-mode", "json")
         sent = server.requests[-1].body
     assert code == 0, out
-    assert "tools" not in sent
+    assert "tools" not in sent and "tool mode   native" not in out
 
 
 @pytest.mark.parametrize("kind, reply, code", [
@@ -61,11 +101,12 @@ def test_json_mode_reads_the_text_protocol(capsys, monkeypatch):
 ])
 def test_structured_output_is_checked_when_set(capsys, monkeypatch, kind, reply, code):
     monkeypatch.setenv("OPENAI_API_KEY", "k")
-    turns = [PING, tool_turn(tool_call("weather_query", {"city": "北京市"})), reply]
+    turns = [PING, WEATHER, READ, reply]
     with ScriptedOpenAIServer(turns, model="m") as server:
-        exit_code, out = _check(capsys, server.base_url, "--structured-output", kind, "--max-retries", "3")
+        exit_code, out = _check(capsys, server.base_url, "--structured-output", kind, "--max-retries", "3",
+                                "--tool-mode", "native")
         sent = server.requests[-1].body
-        assert server.remaining == 0 and len(server.requests) == 3  # preflight, tools, one structured request
+        assert server.remaining == 0 and len(server.requests) == 4  # preflight, round trip, one structured request
     assert exit_code == code, out
     assert ("structured  " in out) and (("            OK" in out) is (code == 0)), out
     asked = "json_schema" if kind == "json_schema" else "json_object"
@@ -84,7 +125,7 @@ def test_a_down_server_exits_3(capsys, monkeypatch):
 def test_a_failing_request_is_reported_not_raised(capsys, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     with ScriptedOpenAIServer([PING, server_error(500)], model="m") as server:
-        code, out = _check(capsys, server.base_url)
+        code, out = _check(capsys, server.base_url, "--tool-mode", "native")
     assert code in (1, 3), out
     assert "Traceback" not in out
 

@@ -1,23 +1,39 @@
-"""``mobility-env models check``: does this server make tool calls?
+"""``mobility-env models check``: does a run's round trip work on this server, and in which tool mode?
 
 Some OpenAI-compatible servers accept ``tools=`` and then never call one: the chat template
 has no tool section (llama.cpp without a function-calling chat format), tool parsing is off
 (vLLM without ``--enable-auto-tool-choice --tool-call-parser``), or the model is too small.
-A run against such a server fails every episode slowly; this check costs one request.
+Others call tools but never show the model their results: llama-cpp-python's
+``chatml-function-calling`` template has no branch for ``tool`` messages, so the model answers
+without having read what the tool returned. A run against either fails every episode slowly;
+this check costs two requests per tool mode.
 
-:func:`check_endpoint` runs the client's preflight (reachable, key, model), then one chat
-completion offering the env's tools for a question that needs one, in the config's tool mode
-(``native``: ``tools`` + ``tool_choice``; ``json``: the text protocol), and checks every tool
-call of the reply against the tool schemas (:func:`mobility_env.tools.validate_call`). With
-``structured_output`` set it also asks once for a short schema-bounded JSON object (``response_format``, the
-Plan-and-Execute reporter's last try after two cut-offs) and reports whether the reply is one.
+:func:`check_endpoint` runs the client's preflight (reachable, key, model), then, for each tool
+mode asked (``native``: ``tools`` + ``tool_choice``; ``json``: the text protocol), the round
+trip a run makes (:func:`check_mode`):
+
+1. the env's tools are offered for a weather question: the reply must call **the tool the
+   question needs** (``weather_query``) with arguments its schema accepts
+   (:func:`mobility_env.tools.validate_call`), not merely some schema-valid call;
+2. the call is answered the way the agents answer it (a ``tool`` message; in json mode the
+   observation as a user message) with a result holding a reference code no model can guess
+   (:data:`TOKEN`), and the next reply must repeat it: a server that drops tool messages fails
+   here, named as the likely cause, with the mode to use instead.
+
+Each reply's latency is reported, with a warning when it takes more than half the request
+timeout (``--timeout``: a run's requests would start timing out). The verdict is per mode, and
+``recommended`` names the mode to run with (the asked one when it passes). With
+``structured_output`` set it also asks once for a short schema-bounded JSON object
+(``response_format``, the Plan-and-Execute reporter's last try after two cut-offs) and reports
+whether the reply is one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
-from typing import Any
+from typing import Any, Sequence
 
 from mobility_env.tools import canonical_tool_name, openai_tools, validate_call
 
@@ -25,55 +41,104 @@ from ..base import AgentFailure
 from .client import LLMClient, LLMConfig
 
 QUESTIONS = {
-    "zh": "北京市今天天气怎么样？请调用天气工具查询，不要直接回答。",
-    "en": "What is the weather in Beijing today? Call the weather tool; do not answer from memory.",
+    "zh": "北京市今天天气怎么样？请调用天气工具查询，不要直接回答；回答时写出工具结果里的查询编号。",
+    "en": "What is the weather in Beijing today? Call the weather tool; do not answer from memory. In your answer, "
+          "quote the reference code the tool result gives.",
 }
 SYSTEM = {
     "zh": "你是出行助手。需要信息时调用工具。",
     "en": "You are a mobility assistant. Call a tool when you need information.",
 }
+#: The tool the question needs.
+NEEDED_TOOL = "weather_query"
+#: A reference code in the tool result: an answer holding it has read the result.
+TOKEN = "QZ-7316"
+TOOL_RESULT = {"zh": f"北京市今天晴，3~12°C，北风2级。查询编号：{TOKEN}",
+               "en": f"Beijing today: sunny, 3-12 °C, light north wind. Reference code: {TOKEN}"}
+MODES = ("native", "json")
 
 
-def check_endpoint(config: LLMConfig) -> dict[str, Any]:
-    """One preflight and one tools request; a report dict (``tool_calls_work`` is the verdict).
+def check_endpoint(config: LLMConfig, modes: Sequence[str] | None = None) -> dict[str, Any]:
+    """The preflight, then :func:`check_mode` for each of ``modes`` (default: the config's tool mode).
 
-    Raises the client's :class:`~mobility_agents.llm.client.EndpointError` when the server is down,
+    ``works`` is the verdict of the config's own mode (what a run with these settings would use);
+    ``recommended`` the mode to run with: the config's when it works, else the first that does, else
+    None. Raises the client's :class:`~mobility_agents.llm.client.EndpointError` when the server is down,
     refuses the key or the model, or does not speak the chat-completions protocol.
     """
     client = LLMClient(config)
     served = client.preflight(("react",))
     language = config.language if config.language in QUESTIONS else "en"
-    messages = [{"role": "system", "content": SYSTEM[language]}, {"role": "user", "content": QUESTIONS[language]}]
+    modes = list(dict.fromkeys(modes or (config.tool_mode,)))
+    results = [check_mode(dataclasses.replace(config, tool_mode=mode), language) for mode in modes]
+    working = [r["tool_mode"] for r in results if r["works"]]
+    own = next((r for r in results if r["tool_mode"] == config.tool_mode), results[0])
     report: dict[str, Any] = {"base_url": config.base_url, "model": served["models"]["react"],
-                              "tool_mode": config.tool_mode,
-                              "tool_choice": config.tool_choice if config.tool_mode == "native" else None}
-    started = time.monotonic()
-    try:
-        reply = client.complete(messages, role="react", tools=openai_tools(include_finish=True))
-    except AgentFailure as exc:
-        report.update(seconds=round(time.monotonic() - started, 2), failure=exc.kind, message=str(exc)[:300],
-                      calls=[], tool_calls_work=False)
-        report["advice"] = _advice(report)
-        return report
-    calls = []
-    for call in reply.calls:
-        try:
-            arguments = json.loads(call.arguments) if isinstance(call.arguments, str) else call.arguments
-        except ValueError:
-            arguments = None
-        tool = canonical_tool_name(call.name) if call.name else None
-        problems = ["no such tool"] if tool is None else ["arguments are not JSON"] if arguments is None else \
-            [str(p) for p in validate_call(tool, arguments)]
-        calls.append({"name": call.name, "arguments": call.arguments[:200] if isinstance(call.arguments, str) else
-                      call.arguments, "valid": not problems, "problems": problems[:3]})
-    report.update(seconds=round(time.monotonic() - started, 2), finish_reason=reply.finish_reason,
-                  content=(reply.content or "")[:200], calls=calls, input_tokens=reply.input_tokens,
-                  output_tokens=reply.output_tokens,
-                  tool_calls_work=bool(calls) and all(c["valid"] for c in calls))
-    report["advice"] = _advice(report)
+                              "tool_mode": config.tool_mode, "modes": results, "works": own["works"],
+                              "recommended": config.tool_mode if own["works"] else (working[0] if working else None)}
     if config.structured_output != "none":
         report.update(_check_structured(client, language))
     return report
+
+
+def check_mode(config: LLMConfig, language: str) -> dict[str, Any]:
+    """The two-turn round trip in ``config.tool_mode`` (see the module docstring); a report dict."""
+    client = LLMClient(config)
+    tools = openai_tools(include_finish=True)
+    messages = [{"role": "system", "content": SYSTEM[language]}, {"role": "user", "content": QUESTIONS[language]}]
+    result: dict[str, Any] = {"tool_mode": config.tool_mode,
+                              "tool_choice": config.tool_choice if config.tool_mode == "native" else None,
+                              "seconds": [], "calls": [], "tool_calls_work": False, "round_trip": False}
+    reply = _timed(client, messages, tools, result)
+    if reply is not None:
+        result["calls"] = [_judged(call) for call in reply.calls]
+        result.update(finish_reason=reply.finish_reason, content=(reply.content or "")[:200])
+        needed = next((c for c, judged in zip(reply.calls, result["calls"])
+                       if judged["valid"] and judged["tool"] == NEEDED_TOOL), None)
+        result["tool_calls_work"] = bool(result["calls"]) and all(c["valid"] for c in result["calls"]) \
+            and needed is not None
+        if result["tool_calls_work"] and needed is not None:
+            messages += [reply.message, {"role": "tool", "tool_call_id": needed.id, "name": needed.name,
+                                         "content": TOOL_RESULT[language]}]
+            second = _timed(client, messages, tools, result)
+            if second is not None:
+                said = (second.content or "") + "".join(call.arguments for call in second.calls)
+                result["round_trip"] = TOKEN in said
+                result["answer"] = said[:200]
+    result["works"] = result["tool_calls_work"] and result["round_trip"]
+    slow = [s for s in result["seconds"] if s > config.timeout_s / 2]
+    if slow:
+        result["warning"] = (f"a reply took {max(slow):.1f} s, more than half the request timeout "
+                             f"({config.timeout_s:g} s, --timeout): a run's requests would time out; raise --timeout "
+                             "or use a faster server")
+    result["advice"] = _advice(result)
+    return result
+
+
+def _timed(client: LLMClient, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+           result: dict[str, Any]) -> Any:
+    """One request; its latency into ``result["seconds"]``; None (and the failure in ``result``) when it fails."""
+    started = time.monotonic()
+    try:
+        return client.complete(messages, role="react", tools=tools)
+    except AgentFailure as exc:
+        result.update(failure=exc.kind, message=str(exc)[:300])
+        return None
+    finally:
+        result["seconds"].append(round(time.monotonic() - started, 2))
+
+
+def _judged(call: Any) -> dict[str, Any]:
+    """One tool call of a reply: its name, arguments, and what its schema says of them."""
+    try:
+        arguments = json.loads(call.arguments) if isinstance(call.arguments, str) else call.arguments
+    except ValueError:
+        arguments = None
+    tool = canonical_tool_name(call.name) if call.name else None
+    problems = ["no such tool"] if tool is None else ["arguments are not JSON"] if arguments is None else \
+        [str(p) for p in validate_call(tool, arguments)]
+    return {"name": call.name, "tool": tool, "valid": not problems, "problems": problems[:3],
+            "arguments": call.arguments[:200] if isinstance(call.arguments, str) else call.arguments}
 
 
 #: A short reply as structured output: an object whose one string field is bounded.
@@ -100,15 +165,29 @@ def _check_structured(client: LLMClient, language: str) -> dict[str, Any]:
     return {**found, "structured_output_works": works, "structured_reply": (reply.content or "")[:200]}
 
 
-def _advice(report: dict[str, Any]) -> str:
-    if report["tool_calls_work"]:
-        return "tool calls work: run with these settings"
-    if report.get("failure"):
-        return f"the request failed ({report['failure']}); fix that first"
-    if report["calls"]:
-        return ("the model calls tools but with arguments the schema refuses; a larger model, or --tool-mode json, "
-                "may do better")
-    if report["tool_mode"] == "native":
+def _advice(result: dict[str, Any]) -> str:
+    mode = result["tool_mode"]
+    other = "json" if mode == "native" else "native"
+    if result["works"]:
+        return "tool calls and tool results both work in this mode"
+    if result.get("failure") and not result["calls"]:
+        return f"the request failed ({result['failure']}); fix that first"
+    if result["tool_calls_work"]:
+        if result.get("failure"):
+            return f"the second request, carrying the tool result, failed ({result['failure']})"
+        if mode == "native":
+            return ("the answer does not repeat the tool result's reference code: the server probably drops tool "
+                    "messages (llama-cpp-python's chatml-function-calling template has no branch for them) or the "
+                    "model ignores them; use --tool-mode json, where results come back as user messages")
+        return "the answer does not repeat the tool result's reference code: the model ignores what tools return"
+    if any(c["valid"] for c in result["calls"]):
+        return (f"the model called {', '.join(c['tool'] or '?' for c in result['calls'])}, not {NEEDED_TOOL}, which "
+                f"the question needs: it picks tools by name, not by what they do; try --tool-mode {other} or a "
+                "larger model")
+    if result["calls"]:
+        return ("the model calls tools but with arguments the schema refuses; a larger model, or "
+                f"--tool-mode {other}, may do better")
+    if mode == "native":
         return ("no tool call in the reply: the server may drop `tools` (llama.cpp: start it with a function-calling "
                 "--chat_format; vLLM: --enable-auto-tool-choice --tool-call-parser NAME), or the model ignores them; "
                 "try --tool-choice required, or --tool-mode json")
@@ -116,19 +195,30 @@ def _advice(report: dict[str, Any]) -> str:
 
 
 def format_check(report: dict[str, Any]) -> str:
-    """The report as a few lines for the console."""
-    lines = [f"server      {report['base_url']}", f"model       {report['model']}",
-             f"tool mode   {report['tool_mode']}"
-             + (f" (tool_choice={report['tool_choice']})" if report.get("tool_choice") else ""),
-             f"reply       {report.get('seconds', 0):.2f} s, finish_reason={report.get('finish_reason')}"]
-    if report.get("failure"):
-        lines.append(f"failure     {report['failure']}: {report.get('message', '')}")
-    for call in report["calls"]:
-        state = "valid" if call["valid"] else "invalid: " + "; ".join(call["problems"])
-        lines.append(f"tool call   {call['name']}({call['arguments']}) - {state}")
-    if not report["calls"] and report.get("content"):
-        lines.append(f"text        {report['content']!r}")
-    lines.append(f"verdict     {'OK' if report['tool_calls_work'] else 'NO'}: {report['advice']}")
+    """The report as a few lines per mode for the console, then the recommendation."""
+    lines = [f"server      {report['base_url']}", f"model       {report['model']}"]
+    for result in report["modes"]:
+        choice = f" (tool_choice={result['tool_choice']})" if result.get("tool_choice") else ""
+        lines += ["", f"tool mode   {result['tool_mode']}{choice}",
+                  "replies     " + ", ".join(f"{s:.2f} s" for s in result["seconds"])
+                  + f", finish_reason={result.get('finish_reason')}"]
+        if result.get("failure"):
+            lines.append(f"failure     {result['failure']}: {result.get('message', '')}")
+        for call in result["calls"]:
+            state = "valid" if call["valid"] else "invalid: " + "; ".join(call["problems"])
+            lines.append(f"tool call   {call['name']}({call['arguments']}) - {state}")
+        if not result["calls"] and result.get("content"):
+            lines.append(f"text        {result['content']!r}")
+        if result["tool_calls_work"]:
+            lines.append(f"tool result {'read' if result['round_trip'] else 'NOT read'}: the answer "
+                         f"{'repeats' if result['round_trip'] else 'lacks'} the reference code "
+                         f"({result.get('answer', '')!r:.80})")
+        if result.get("warning"):
+            lines.append(f"warning     {result['warning']}")
+        lines.append(f"verdict     {'OK' if result['works'] else 'NO'}: {result['advice']}")
+    recommended = report["recommended"]
+    lines += ["", f"recommended {'--tool-mode ' + recommended if recommended else 'none of the checked modes works'}"
+              + ("" if recommended in (None, report["tool_mode"]) else f" (not {report['tool_mode']})")]
     if "structured_output_works" in report:
         state = "OK" if report["structured_output_works"] else \
             "NO: the reply is not the asked-for JSON object; set --structured-output to the server's kind, or none"
