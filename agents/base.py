@@ -67,6 +67,7 @@ class ModelCallStats:
     ``requests``: HTTP requests sent (retries and the cut-off retry included);
     ``retries``: requests that repeated a failed one (transport failure, 5xx, 429);
     ``timeouts``: requests abandoned at their wall-clock deadline;
+    ``busy``: of those, the ones where the server still answered ``GET /models``: busy (generating), not down;
     ``cutoffs``: replies that stopped at ``max_tokens`` (``finish_reason == "length"``);
     ``wall_s``: seconds spent in model requests and retry backoff;
     ``tools_offered``: replies to requests that offered tools (native ``tools=`` or the JSON
@@ -78,13 +79,14 @@ class ModelCallStats:
     requests: int = 0
     retries: int = 0
     timeouts: int = 0
+    busy: int = 0
     cutoffs: int = 0
     wall_s: float = 0.0
     tools_offered: int = 0
     tool_calls: int = 0
 
     def to_record(self) -> dict[str, Any]:
-        return {"requests": self.requests, "retries": self.retries, "timeouts": self.timeouts,
+        return {"requests": self.requests, "retries": self.retries, "timeouts": self.timeouts, "busy": self.busy,
                 "cutoffs": self.cutoffs, "wall_s": round(self.wall_s, 4), "tools_offered": self.tools_offered,
                 "tool_calls": self.tool_calls}
 

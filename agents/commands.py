@@ -31,19 +31,23 @@ def agent_factory(args: argparse.Namespace, llm_config: Any = None) -> Callable[
     """A zero-argument constructor for the chosen agent (each worker builds its own).
 
     ``rule`` and ``oracle`` are per suite (:data:`mobility_agents.suites.BASELINES`); the LLM agents are the same
-    for every suite."""
+    for every suite, and the agents of one run share one :class:`~mobility_agents.llm.client.LLMClient` (its
+    circuit breaker and concurrency gate count every worker's requests; on Ray each actor gets a copy)."""
     if args.agent in ("rule", "oracle"):
         from .suites import baseline
 
         return baseline(getattr(args, "env", MOBILITYBENCH), args.agent)  # type: ignore[no-any-return]
     config = llm_config if llm_config is not None else _llm_config(args)
+    from .llm.client import LLMClient
+
+    client = LLMClient(config)  # one per run: its breaker and its concurrency gate see every worker's requests
     if args.agent == "react":
         from .llm.react import ReActAgent
 
-        return lambda: ReActAgent(config)
+        return lambda: ReActAgent(config, client=client)
     from .llm.plan_execute import PlanExecuteAgent
 
-    return lambda: PlanExecuteAgent(config)
+    return lambda: PlanExecuteAgent(config, client=client)
 
 
 def run_identity_of(args: argparse.Namespace, llm_config: Any) -> dict[str, Any]:

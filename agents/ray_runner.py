@@ -38,7 +38,7 @@ from .targets import MOBILITYBENCH, make_env, open_store
 
 from .runner import (RESULTS_FILE, STOP_GRACE_S, RunConfig, RunStopped, RunWriter, WorkItem, _progress, _scenario,
                      abandon_run_dir, check_out_dir, describe_data, fatal_error_name, fatal_failure, open_run_data,
-                     open_run_dir, pending_work, read_results, run_preflight, select_episodes, start_run,
+                     open_run_dir, pending_work, read_results, record_stop, run_preflight, select_episodes, start_run,
                      stopped_message, terminate_on_signals, worker_failure_record)
 
 MAX_REPLACEMENTS = 16
@@ -262,6 +262,9 @@ def run_ray(agent_factory: Callable[[], Any], config: RunConfig, *, address: str
                 # again inside: ray.init installs its own SIGTERM handler (sys.exit)
                 with ray_cluster(address, config.workers) as ray, terminate_on_signals():
                     _drive(ray, agent_factory, config, data, work, concurrency, on_submit)
+    except RunStopped as exc:
+        record_stop(config.out_dir, exc)
+        raise
     finally:
         session.release()
     return read_results(config.out_dir / RESULTS_FILE)

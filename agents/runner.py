@@ -550,6 +550,18 @@ def start_run(config: RunConfig, data: RunData, session: RunSession, previous: d
     write_text_atomic(out / RUN_FILE, json_text(run_info, indent=2) + "\n")
 
 
+def record_stop(out: Path, stop: RunStopped) -> None:
+    """Say in ``run.json`` (this session's entry, ``stopped``) why the run stopped: the endpoint down, busy
+    timeouts included in the message, or refusing the run."""
+    info = read_run_info(out)
+    if not isinstance(info, dict) or not isinstance(info.get("sessions"), list) or not info["sessions"]:
+        return
+    last = info["sessions"][-1]
+    if isinstance(last, dict):
+        last["stopped"] = str(stop)
+        write_text_atomic(out / RUN_FILE, json_text(info, indent=2) + "\n")
+
+
 def pending_work(ids: Iterable[str], config: RunConfig, done: set[tuple[str, int]]) -> list[WorkItem]:
     return [(eid, k, episode_seed(config.seed, eid, k)) for eid in ids for k in range(config.samples_per_episode)
             if (eid, k) not in done]
@@ -634,6 +646,9 @@ def run_local(agent_factory: AgentFactory, config: RunConfig) -> list[dict[str, 
         start_run(config, data, session, previous, backend="local")
         work = pending_work(ids, config, session.done)
         _play_on_threads(agent_factory, probe, first_env, store, env_kwargs, work, config)
+    except RunStopped as exc:
+        record_stop(config.out_dir, exc)
+        raise
     finally:
         session.release()
     return read_results(config.out_dir / RESULTS_FILE)

@@ -276,7 +276,7 @@ def test_repeated_500s_fail_the_episode_not_the_run(tmp_path, built_dir, by_scen
     assert results[fine]["failure"] is None and results[fine]["metrics"] == expected["metrics"]
     assert len(server.chat_requests) == 1 + 3 + len(actions)
     assert server.chat_bodies[0]["max_tokens"] == 1  # the preflight's 1-token request
-    assert broken["model_calls"] == {"requests": 3, "retries": 2, "timeouts": 0, "cutoffs": 0,
+    assert broken["model_calls"] == {"requests": 3, "retries": 2, "timeouts": 0, "busy": 0, "cutoffs": 0,
                                      "wall_s": broken["model_calls"]["wall_s"], "tools_offered": 0, "tool_calls": 0}
 
 

@@ -283,6 +283,48 @@ def test_rate_limits_do_not_open_the_breaker(env, weather, weather_gold):
     assert result["model_calls"]["retries"] == 3
 
 
+def test_a_busy_server_is_not_called_down(env, weather, weather_gold):
+    """Completions time out but GET /models answers: busy (generating), not down. The breaker (2) would have
+    stopped the run at the second timeout; the timeouts are counted as busy, the episode fails saying so, and the
+    next episode runs once the server answers again."""
+    expected, actions = weather_gold
+    with ScriptedOpenAIServer([hang()] * 3 + react_script(actions)) as server:
+        agent = ReActAgent(config_for(server, timeout_s=0.4, max_retries=2, breaker_failures=2))
+        first = result_of(returns(lambda: agent.run_episode(env, weather)))
+        second = result_of(returns(lambda: agent.run_episode(env, weather)))
+    assert first["failure"]["type"] == "llm_unavailable"
+    assert "busy (generating), not down" in first["failure"]["message"]
+    assert first["model_calls"]["timeouts"] == 3 and first["model_calls"]["busy"] == 3
+    assert second["failure"] is None and second["metrics"] == expected["metrics"]
+
+
+def test_a_silent_server_is_still_down(env, weather):
+    """A port that accepts and never answers anything (GET /models included): the timeouts count, the breaker
+    opens."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)  # connections queue; nothing ever answers
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+        agent = ReActAgent(config_for(None, base_url=url, timeout_s=0.3, connect_timeout_s=0.3, max_retries=5,
+                                      breaker_failures=2))
+        with pytest.raises(EndpointDown, match="2 transport-level failures in a row"):
+            returns(lambda: agent.run_episode(env, weather))
+
+
+def test_the_gate_halves_on_busy_and_grows_back():
+    from mobility_agents.llm.client import _Gate
+
+    gate = _Gate()
+    with gate, gate, gate, gate:
+        gate.busy()
+        assert gate.limit == 2  # half of the 4 in flight
+    gate.answered()
+    assert gate.limit == 3
+    for _ in range(_Gate.CEILING):
+        gate.answered()
+    assert gate.limit is None  # lifted again
+
+
 def test_a_key_rejected_mid_run_stops_the_run(env, weather):
     with ScriptedOpenAIServer([text_turn("x")], api_key="rotated") as server:
         with pytest.raises(EndpointRejected, match="HTTP 401"):

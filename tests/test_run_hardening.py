@@ -323,6 +323,8 @@ def test_preflight_runs_once_and_a_down_endpoint_stops_the_run_keeping_results(t
         run_local(DownAfterTwo, RunConfig(out_dir=out, data=str(sample_csv), limit=8, workers=2, progress=False))
     assert DownAfterTwo.preflights == [os.getpid()]
     assert "--resume" in str(caught.value)
+    stopped = json.loads((out / "run.json").read_text(encoding="utf-8"))["sessions"][-1]["stopped"]
+    assert "EndpointDown" in stopped and "cannot connect" in stopped  # run.json says why the run stopped
     kept = read_results(out / "results.jsonl")
     # each worker's agent played two; the episode that met the down endpoint is not recorded
     assert 2 <= len(kept) <= 4 and all(r["failure"] is None for r in kept)

@@ -23,6 +23,12 @@ and the token usage). What a slow, dead or misbehaving server can do to a run is
   episodes, reset by any answer) the client raises :class:`EndpointDown` instead of retrying:
   a :class:`~mobility_agents.base.FatalAgentError`, so the runner stops the run. 429s do not
   count (the server is up);
+* **busy is not down.** A request abandoned at its deadline (its connection closed, so the
+  server may drop the work) is followed by a short ``GET /models``: a server that answers it is
+  busy generating, not down. That timeout does not count towards the breaker (``busy`` in the
+  episode's ``model_calls``, the failure message says so), and the client lowers how many
+  requests it sends at once (:class:`_Gate`: halved, at least one, grown back by one per answer),
+  so a server that keeps generating after a client gave up is not flooded with more;
 * **rejections.** A 4xx whose message says the prompt is longer than the model's context
   fails the episode with ``context_overflow`` at once; 401 (bad key) raises
   :class:`EndpointRejected` (fatal: no episode can succeed); any other 4xx fails the episode
@@ -248,6 +254,41 @@ class _Channel:
                                     max_retries=0, http_client=http_client)
 
 
+class _Gate:
+    """How many requests one client sends at once: unlimited until the server is found busy, then half of
+    those in flight (at least one), grown back by one per answered request."""
+
+    #: Past this many, the limit is lifted again.
+    CEILING = 64
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self.limit: int | None = None
+        self.in_flight = 0
+
+    def __enter__(self) -> "_Gate":
+        with self._cond:
+            while self.limit is not None and self.in_flight >= self.limit:
+                self._cond.wait()
+            self.in_flight += 1
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        with self._cond:
+            self.in_flight -= 1
+            self._cond.notify()
+
+    def busy(self) -> None:
+        with self._cond:
+            self.limit = max(1, self.in_flight // 2)
+
+    def answered(self) -> None:
+        with self._cond:
+            if self.limit is not None:
+                self.limit = None if self.limit + 1 >= self.CEILING else self.limit + 1
+                self._cond.notify()
+
+
 # --------------------------------------------------------------------------- client
 class LLMClient:
     """One OpenAI-compatible endpoint; agents call :meth:`complete` (and :meth:`preflight`).
@@ -263,6 +304,7 @@ class LLMClient:
         self._sleep = sleep
         self._local = threading.local()
         self._lock = threading.Lock()
+        self._gate = _Gate()
         self._served_model: str | None = None
         self._consecutive_failures = 0
         self.requests = 0
@@ -274,13 +316,14 @@ class LLMClient:
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state["_local"], state["_lock"] = None, None
+        state["_local"], state["_lock"], state["_gate"] = None, None, None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._local = threading.local()
         self._lock = threading.Lock()
+        self._gate = _Gate()
 
     def _channel(self) -> _Channel:
         channel = getattr(self._local, "channel", None)
@@ -524,12 +567,21 @@ class LLMClient:
             wait: float | None = None
             endpoint_fault = True
             try:
-                response = self._send_before(send, deadline)
+                with self._gate:
+                    response = self._send_before(send, deadline)
             except _Expired:
                 if cut_by_episode:
                     raise self._deadline_failure(what) from None
                 stats.timeouts += 1
                 last, kind = f"no complete reply within the {config.timeout_s:g} s request deadline", "llm_unavailable"
+                if self._still_answers():
+                    endpoint_fault = False  # busy, not down: the breaker is for servers that are gone
+                    stats.busy += 1
+                    self._gate.busy()
+                    last += ("; the server still answers GET /models, so it is busy (generating), not down: "
+                             "raise --timeout, or lower --workers / --concurrency")
+                else:
+                    last += "; GET /models did not answer either: the server is down or unreachable"
             except _BodyTooLarge as exc:
                 self._answered()
                 raise AgentFailure("reply_too_large", f"{what}: {exc} (max_reply_chars={config.max_reply_chars:,})") \
@@ -622,10 +674,25 @@ class LLMClient:
             raise EndpointProtocolError(f"{where}: {what}: the reply body is nested too deep to read as JSON",
                                         base_url=base_url) from None
 
+    def _still_answers(self) -> bool:
+        """After a timed-out request: does the server answer ``GET /models`` within a few seconds (busy) or not
+        (down)?"""
+        import openai
+
+        deadline = time.monotonic() + min(5.0, self.config.connect_timeout_s or 5.0)
+        try:
+            self._send_before(lambda api, timeout: api.models.list(timeout=timeout), deadline)
+        except openai.APIStatusError as exc:
+            return exc.status_code < 500
+        except Exception:  # noqa: BLE001  (any failure of the probe means: not answering)
+            return False
+        return True
+
     # ------------------------------------------------------------------ circuit breaker
     def _answered(self) -> None:
         with self._lock:
             self._consecutive_failures = 0
+        self._gate.answered()
 
     def _endpoint_failed(self, what: str, last: str) -> None:
         with self._lock:
