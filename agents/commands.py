@@ -99,6 +99,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError("--address joins a Ray cluster: use it with --backend ray")
     env_kwargs = env_options(args)
     llm_config = None if args.agent in ("rule", "oracle") else _llm_config(args)
+    if llm_config is not None:
+        _heed_models_check(llm_config, args.ignore_check)
     factory = agent_factory(args, llm_config)
     out = args.out or default_out_dir(args.agent, args.data)
     config = RunConfig(out_dir=Path(out), data=args.data, env_id=args.env, episode_ids=args.episode,
@@ -134,6 +136,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
           + (f"; {failures} recorded failure(s)" if failures else "")
           + (f"; the scorecard in {out}/scorecard.json" if records else ""))
     return 0
+
+
+def _heed_models_check(config: Any, ignore: bool) -> None:
+    """A run in a tool mode that ``models check`` found failing on this server is refused (``--ignore-check`` runs it,
+    with a warning); one never checked gets a note saying how."""
+    from .llm.check import remembered
+
+    verdict = remembered(config)
+    if verdict is None:
+        print(f"note: {config.base_url or 'this server'} was not checked in --tool-mode {config.tool_mode}: "
+              "`mobility-env models check` (same options) tells whether the model calls the right tool and reads "
+              "its result", file=sys.stderr)
+        return
+    if verdict.get("works"):
+        return
+    message = (f"`mobility-env models check` found --tool-mode {config.tool_mode} failing on "
+               f"{config.base_url or 'this server'} ({verdict.get('checked')}): {verdict.get('advice')}")
+    if not ignore:
+        raise ConfigError(message + "; check again after a change, use the mode it recommends, or pass "
+                                    "--ignore-check to run anyway")
+    print(f"WARNING: {message}; running anyway (--ignore-check)", file=sys.stderr)
 
 
 def add_llm_options(llm: Any) -> None:
@@ -225,6 +248,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--concurrency", type=int, default=1,
                      help="episodes in flight per Ray worker (threads; raise it for LLM-bound agents)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--ignore-check", action="store_true",
+                     help="LLM agents: run even though `mobility-env models check` found this server failing in "
+                          "this tool mode (refused otherwise)")
     add_llm_options(run.add_argument_group("LLM agents (react, plan-execute)"))
     run.set_defaults(func=_cmd_run)
 
@@ -272,13 +298,15 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 def _cmd_models_check(args: argparse.Namespace) -> int:
     from .llm.client import EndpointError
-    from .llm.check import MODES, check_endpoint, format_check
+    from .llm.check import MODES, check_endpoint, format_check, remember
 
     try:
         # --tool-mode given: that mode; else both, so the report says which one to use
-        result = check_endpoint(_llm_config(args), modes=(args.tool_mode,) if args.tool_mode else MODES)
+        config = _llm_config(args)
+        result = check_endpoint(config, modes=(args.tool_mode,) if args.tool_mode else MODES)
     except EndpointError as exc:
         print(f"mobility-env: {exc}", file=sys.stderr)
         return 3
     print(format_check(result))
+    remember(result, config)
     return 0 if result["works"] and result.get("structured_output_works", True) else 1

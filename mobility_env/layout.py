@@ -128,14 +128,20 @@ _CHECKSUM_CACHE_ENTRIES = 4096
 _persistent: dict[str, str] | None = None
 
 
-def _cache_file() -> Path | None:
-    if os.environ.get(CHECKSUM_CACHE_VAR, "1").strip().lower() in ("0", "false", "no", "off"):
-        return None
+def cache_dir() -> Path:
+    """This user's cache folder of the project (``$MOBILITY_ENV_CACHE_DIR``, else ``$XDG_CACHE_HOME/mobility-env``,
+    else ``~/.cache/mobility-env``): remembered checksums, ``models check`` verdicts."""
     base = os.environ.get(CACHE_DIR_VAR)
     if not base:
         xdg = os.environ.get("XDG_CACHE_HOME")
         base = str(Path(xdg) / "mobility-env") if xdg else str(Path.home() / ".cache" / "mobility-env")
-    return Path(base) / _CHECKSUM_CACHE_FILE
+    return Path(base)
+
+
+def _cache_file() -> Path | None:
+    if os.environ.get(CHECKSUM_CACHE_VAR, "1").strip().lower() in ("0", "false", "no", "off"):
+        return None
+    return cache_dir() / _CHECKSUM_CACHE_FILE
 
 
 def _persistent_cache() -> dict[str, str]:

@@ -150,3 +150,22 @@ def test_every_example_preset_loads(monkeypatch):
         config = LLMConfig.from_sources(models_file=path, preset=name, environ=environ)
         assert config.api_key.startswith("key-of-"), name
         assert config.base_url.startswith(("http://127.0.0.1", "https://")), name
+
+
+def test_a_run_in_a_mode_the_check_failed_is_refused_unless_told(capsys, monkeypatch, tmp_path):
+    """`models check` remembers each mode's verdict (the user's cache folder); `run` in a failing mode is refused,
+    `--ignore-check` runs it with a warning."""
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    turns = [PING, WEATHER, UNREAD, WEATHER_TEXT, READ, PING, text_turn("北京今天晴。")]
+    with ScriptedOpenAIServer(turns, model="m") as server:
+        code, out = _check(capsys, server.base_url)
+        assert code == 1, out
+        run = ["run", "--agent", "react", "--base-url", server.base_url, "--model", "m", "--limit", "1",
+               "--max-retries", "0", "--no-progress"]
+        assert main([*run, "--tool-mode", "native", "--out", str(tmp_path / "refused")]) == 2
+        err = capsys.readouterr().err
+        assert "found --tool-mode native failing" in err and "--ignore-check" in err
+        assert not (tmp_path / "refused").exists()
+        assert main([*run, "--tool-mode", "native", "--ignore-check", "--out", str(tmp_path / "ran")]) == 0
+        assert "WARNING" in capsys.readouterr().err
+    assert (tmp_path / "ran" / "results.jsonl").exists()

@@ -81,6 +81,50 @@ def check_endpoint(config: LLMConfig, modes: Sequence[str] | None = None) -> dic
     return report
 
 
+# --------------------------------------------------------------------------- remembered verdicts
+#: ``models check`` verdicts, in the user's cache folder (:func:`mobility_env.layout.cache_dir`), read by ``run``.
+CHECKS_FILE = "model_checks.json"
+
+
+def _check_key(base_url: str | None, model: str | None, tool_mode: str) -> str:
+    return f"{base_url or 'openai'}|{model or '(served)'}|{tool_mode}"
+
+
+def remember(report: dict[str, Any], config: LLMConfig) -> None:
+    """Keep each checked mode's verdict for ``run`` (keyed by server, the model as given, tool mode)."""
+    from mobility_env.layout import cache_dir
+    from mobility_env.runfiles import json_text, write_text_atomic
+
+    path = cache_dir() / CHECKS_FILE
+    try:
+        known = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    if not isinstance(known, dict):
+        known = {}
+    for result in report["modes"]:
+        known[_check_key(config.base_url, config.model, result["tool_mode"])] = {
+            "works": result["works"], "advice": result["advice"], "served_model": report["model"],
+            "checked": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, json_text(known, indent=2))
+    except OSError:  # a read-only home: the check still printed its verdict
+        pass
+
+
+def remembered(config: LLMConfig) -> dict[str, Any] | None:
+    """The last ``models check`` verdict for this server, model and tool mode, or None (never checked)."""
+    from mobility_env.layout import cache_dir
+
+    try:
+        known = json.loads((cache_dir() / CHECKS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    found = known.get(_check_key(config.base_url, config.model, config.tool_mode)) if isinstance(known, dict) else None
+    return found if isinstance(found, dict) else None
+
+
 def check_mode(config: LLMConfig, language: str) -> dict[str, Any]:
     """The two-turn round trip in ``config.tool_mode`` (see the module docstring); a report dict."""
     client = LLMClient(config)
