@@ -189,13 +189,16 @@ def test_a_long_run_after_a_key_found_past_garbage_is_not_held(tmp_path):
 
 
 # --------------------------------------------------------------------------- 300 MB of whitespace, resident
+# The child's own peak: VmHWM (ru_maxrss carries a forking parent's peak over exec, so inside a long pytest run
+# it reported the test process's ~800 MiB).
 _CHILD = r"""
-import json, resource, sys, time
+import json, re, sys, time
+from pathlib import Path
 from mobility_env.json_stream import read_official_entries
 started = time.perf_counter()
 entries = [[list(keys), value, offset] for keys, value, offset in read_official_entries(sys.argv[1], 2)]
-print(json.dumps({"entries": entries, "seconds": time.perf_counter() - started,
-                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+peak_kib = int(re.search(r"VmHWM:\s+(\d+)", Path("/proc/self/status").read_text()).group(1))
+print(json.dumps({"entries": entries, "seconds": time.perf_counter() - started, "peak_mib": peak_kib / 1024}))
 """
 
 

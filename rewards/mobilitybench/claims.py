@@ -391,9 +391,13 @@ _TOLL_HIGH = re.compile(rf"{_TOLL_NOUN}\s*(?:会|要|也)?(?:较|比较|很|更|
                         r"(?:quite\s+|rather\s+|a\s+bit\s+)?"
                         r"(?:on\s+the\s+high\s+side|higher|high|expensive|steep)",
                         re.IGNORECASE)
-# The route described as slow (这条路线比较慢, 会慢一些, on the slow side)
+# The route described as slow (这条路线比较慢, 会慢一些, on the slow side, this route would be slower). A comparative
+# is a claim about the route only when the route is its subject, in both languages: "walking would be slower"
+# turns another travel mode down (步行会更慢), and says nothing against the fastest route.
 _ROUTE_SLOW = re.compile(r"(?:路线|这条路?|路程)(?:会|要)?(?:比较|有点|偏|相对|稍)慢|慢[一1][些点]|on the slow side|"
-                         r"(?:is|will be|would be) slower", re.IGNORECASE)
+                         r"(?:\b(?:the|this|that|our|my|your)\s+(?:route|way|option|one)|\bit)\s*"
+                         r"(?:is|will\s+be|would\s+be|'s|'ll\s+be)\s+"
+                         r"(?:a\s+(?:bit|little)\s+|somewhat\s+|slightly\s+|rather\s+)?slower", re.IGNORECASE)
 
 
 def _congested_route(text: str) -> bool:
