@@ -176,6 +176,8 @@ class ScriptedOpenAIServer:
         self.requests: list[ReceivedRequest] = []
         self.protocol_errors: list[str] = []
         self.overruns = 0
+        #: GET /models waits until this time.monotonic() (a server busy with one generation answers nothing else)
+        self.models_busy_until = 0.0
         self._next = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -204,6 +206,8 @@ class ScriptedOpenAIServer:
                 if not self._authorized():
                     return
                 if self.path.rstrip("/") == "/v1/models":
+                    if self._wait(server.models_busy_until - time.monotonic()):  # True: the client hung up
+                        return
                     self._send(200, {"object": "list", "data": [
                         {"id": server.model, "object": "model", "created": 0, "owned_by": "tests"}]})
                 else:

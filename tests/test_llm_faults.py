@@ -298,6 +298,24 @@ def test_a_busy_server_is_not_called_down(env, weather, weather_gold):
     assert second["failure"] is None and second["metrics"] == expected["metrics"]
 
 
+def test_a_server_that_answers_nothing_while_it_generates_is_busy_once_it_answers(
+        env, weather, weather_gold, monkeypatch):
+    """llama-cpp-python serves one request at a time: while it finishes a generation the client gave up on, even
+    GET /models waits. The client asks again until the server answers: busy, not down; the retry then succeeds."""
+    expected, actions = weather_gold
+    import time
+
+    from mobility_agents.llm import client as client_module
+
+    monkeypatch.setattr(client_module, "PROBE_S", 0.3)  # each GET /models waits 0.3 s, then is asked again
+    with ScriptedOpenAIServer([hang()] + react_script(actions)) as server:
+        server.models_busy_until = time.monotonic() + 2.2  # the hang times out at 1.5 s; /models answers at 2.2 s
+        agent = ReActAgent(config_for(server, timeout_s=1.5, max_retries=1, breaker_failures=1))
+        result = result_of(returns(lambda: agent.run_episode(env, weather)))
+    assert result["failure"] is None and result["metrics"] == expected["metrics"]
+    assert result["model_calls"]["timeouts"] == 1 and result["model_calls"]["busy"] == 1
+
+
 def test_a_silent_server_is_still_down(env, weather):
     """A port that accepts and never answers anything (GET /models included): the timeouts count, the breaker
     opens."""

@@ -24,11 +24,14 @@ and the token usage). What a slow, dead or misbehaving server can do to a run is
   a :class:`~mobility_agents.base.FatalAgentError`, so the runner stops the run. 429s do not
   count (the server is up);
 * **busy is not down.** A request abandoned at its deadline (its connection closed, so the
-  server may drop the work) is followed by a short ``GET /models``: a server that answers it is
-  busy generating, not down. That timeout does not count towards the breaker (``busy`` in the
-  episode's ``model_calls``, the failure message says so), and the client lowers how many
+  server may drop the work) is followed by ``GET /models``, asked again every few seconds for up
+  to ``timeout_s`` (a server that serves one request at a time, like llama-cpp-python, answers it
+  only once the abandoned generation ends): a server that answers is busy, not down. That timeout
+  does not count towards the breaker (``busy`` in the episode's ``model_calls``, the failure
+  message says so), the retry goes to a server that is free again, and the client lowers how many
   requests it sends at once (:class:`_Gate`: halved, at least one, grown back by one per answer),
-  so a server that keeps generating after a client gave up is not flooded with more;
+  so a server that keeps generating after a client gave up is not flooded with more. A refused
+  connection, or no answer within the budget, counts as before;
 * **rejections.** A 4xx whose message says the prompt is longer than the model's context
   fails the episode with ``context_overflow`` at once; 401 (bad key) raises
   :class:`EndpointRejected` (fatal: no episode can succeed); any other 4xx fails the episode
@@ -252,6 +255,10 @@ class _Channel:
         # Local servers accept any key; retries are ours (deadlines, breaker), not the SDK's.
         self.openai = openai.OpenAI(base_url=config.base_url, api_key=config.api_key or "EMPTY",
                                     max_retries=0, http_client=http_client)
+
+
+#: Seconds one ``GET /models`` of the busy-or-down probe waits before it is asked again.
+PROBE_S = 5.0
 
 
 class _Gate:
@@ -574,14 +581,16 @@ class LLMClient:
                     raise self._deadline_failure(what) from None
                 stats.timeouts += 1
                 last, kind = f"no complete reply within the {config.timeout_s:g} s request deadline", "llm_unavailable"
-                if self._still_answers():
+                budget = max(0.0, min(config.timeout_s, (episode_deadline or float("inf")) - time.monotonic()))
+                if self._answers_within(budget):
                     endpoint_fault = False  # busy, not down: the breaker is for servers that are gone
                     stats.busy += 1
                     self._gate.busy()
-                    last += ("; the server still answers GET /models, so it is busy (generating), not down: "
+                    last += ("; the server then answered GET /models, so it was busy (generating), not down: "
                              "raise --timeout, or lower --workers / --concurrency")
                 else:
-                    last += "; GET /models did not answer either: the server is down or unreachable"
+                    last += (f"; GET /models did not answer within {budget:.0f} s either: the server is down, "
+                             "unreachable or hung")
             except _BodyTooLarge as exc:
                 self._answered()
                 raise AgentFailure("reply_too_large", f"{what}: {exc} (max_reply_chars={config.max_reply_chars:,})") \
@@ -674,19 +683,26 @@ class LLMClient:
             raise EndpointProtocolError(f"{where}: {what}: the reply body is nested too deep to read as JSON",
                                         base_url=base_url) from None
 
-    def _still_answers(self) -> bool:
-        """After a timed-out request: does the server answer ``GET /models`` within a few seconds (busy) or not
-        (down)?"""
+    def _answers_within(self, budget_s: float) -> bool:
+        """After a timed-out request: does the server answer ``GET /models`` within ``budget_s`` (busy: a server
+        that serves one request at a time answers it once the abandoned generation ends) or not (down, or hung)?
+        Asked again every few seconds; a refused connection is down at once."""
         import openai
 
-        deadline = time.monotonic() + min(5.0, self.config.connect_timeout_s or 5.0)
-        try:
-            self._send_before(lambda api, timeout: api.models.list(timeout=timeout), deadline)
-        except openai.APIStatusError as exc:
-            return exc.status_code < 500
-        except Exception:  # noqa: BLE001  (any failure of the probe means: not answering)
-            return False
-        return True
+        end = time.monotonic() + budget_s
+        while True:
+            now = time.monotonic()
+            if now >= end:
+                return False
+            try:
+                self._send_before(lambda api, timeout: api.models.list(timeout=timeout), min(end, now + PROBE_S))
+            except openai.APIStatusError as exc:
+                return exc.status_code < 500
+            except _Expired:
+                continue  # no answer yet: still generating, or hung; ask again until the budget is spent
+            except Exception:  # noqa: BLE001  (refused, reset, unreadable: not a server at work)
+                return False
+            return True
 
     # ------------------------------------------------------------------ circuit breaker
     def _answered(self) -> None:
