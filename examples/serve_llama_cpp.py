@@ -8,8 +8,8 @@ Run it with the Python that has ``llama-cpp-python[server]`` (its own virtualenv
 
 then, from the project's environment::
 
-    OPENAI_API_KEY=EMPTY mobility-env models check --models-file examples/models.toml --preset llama-cpp-python
-    OPENAI_API_KEY=EMPTY mobility-env run --agent react --models-file examples/models.toml --preset llama-cpp-python
+    LLAMA_API_KEY=EMPTY mobility-env models check --models-file examples/models.toml --preset llama-cpp-python
+    LLAMA_API_KEY=EMPTY mobility-env run --agent react --models-file examples/models.toml --preset llama-cpp-python
 
 What it sets, and why:
 
