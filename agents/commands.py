@@ -178,6 +178,10 @@ def add_llm_options(llm: Any) -> None:
                      help="wall-clock deadline per model request: connect, headers and body (default 300)")
     llm.add_argument("--episode-timeout", type=float,
                      help="wall-clock deadline per episode; past it the episode fails as `deadline` (default 1800)")
+    llm.add_argument("--busy-wait", type=float, metavar="S",
+                     help="after a timed-out request, how long to wait for the server to answer GET /models before "
+                          "counting it down (a server serving one request at a time is busy until the abandoned "
+                          "generation ends; default 300)")
     llm.add_argument("--tool-choice", choices=("auto", "required", "none"),
                      help="tool_choice sent in native mode (default auto; some servers drop tools without it)")
     llm.add_argument("--structured-output", choices=("none", "json_schema", "json_object_schema"),

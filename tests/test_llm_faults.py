@@ -310,7 +310,7 @@ def test_a_server_that_answers_nothing_while_it_generates_is_busy_once_it_answer
     monkeypatch.setattr(client_module, "PROBE_S", 0.3)  # each GET /models waits 0.3 s, then is asked again
     with ScriptedOpenAIServer([hang()] + react_script(actions)) as server:
         server.models_busy_until = time.monotonic() + 2.2  # the hang times out at 1.5 s; /models answers at 2.2 s
-        agent = ReActAgent(config_for(server, timeout_s=1.5, max_retries=1, breaker_failures=1))
+        agent = ReActAgent(config_for(server, timeout_s=1.5, busy_wait_s=1.5, max_retries=1, breaker_failures=1))
         result = result_of(returns(lambda: agent.run_episode(env, weather)))
     assert result["failure"] is None and result["metrics"] == expected["metrics"]
     assert result["model_calls"]["timeouts"] == 1 and result["model_calls"]["busy"] == 1
@@ -323,8 +323,8 @@ def test_a_silent_server_is_still_down(env, weather):
         silent.bind(("127.0.0.1", 0))
         silent.listen(16)  # connections queue; nothing ever answers
         url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
-        agent = ReActAgent(config_for(None, base_url=url, timeout_s=0.3, connect_timeout_s=0.3, max_retries=5,
-                                      breaker_failures=2))
+        agent = ReActAgent(config_for(None, base_url=url, timeout_s=0.3, connect_timeout_s=0.3, busy_wait_s=0.6,
+                                      max_retries=5, breaker_failures=2))
         with pytest.raises(EndpointDown, match="2 transport-level failures in a row"):
             returns(lambda: agent.run_episode(env, weather))
 

@@ -25,7 +25,7 @@ and the token usage). What a slow, dead or misbehaving server can do to a run is
   count (the server is up);
 * **busy is not down.** A request abandoned at its deadline (its connection closed, so the
   server may drop the work) is followed by ``GET /models``, asked again every few seconds for up
-  to ``timeout_s`` (a server that serves one request at a time, like llama-cpp-python, answers it
+  to ``busy_wait_s`` (a server that serves one request at a time, like llama-cpp-python, answers it
   only once the abandoned generation ends): a server that answers is busy, not down. That timeout
   does not count towards the breaker (``busy`` in the episode's ``model_calls``, the failure
   message says so), the retry goes to a server that is free again, and the client lowers how many
@@ -581,7 +581,7 @@ class LLMClient:
                     raise self._deadline_failure(what) from None
                 stats.timeouts += 1
                 last, kind = f"no complete reply within the {config.timeout_s:g} s request deadline", "llm_unavailable"
-                budget = max(0.0, min(config.timeout_s, (episode_deadline or float("inf")) - time.monotonic()))
+                budget = max(0.0, min(config.busy_wait_s, (episode_deadline or float("inf")) - time.monotonic()))
                 if self._answers_within(budget):
                     endpoint_fault = False  # busy, not down: the breaker is for servers that are gone
                     stats.busy += 1

@@ -71,7 +71,11 @@ class LLMConfig:
       4 = 5 attempts), so one flaky request costs only its episode, while an endpoint that
       stays down stops the run during the next request;
     * ``max_reply_chars = 262144`` (256 Ki characters): far above any real answer or tool
-      call (``max_tokens`` 8192 is ~40 K characters), small enough to store.
+      call (``max_tokens`` 8192 is ~40 K characters), small enough to store;
+    * ``busy_wait_s = 300``: after a timed-out request, how long the client waits for the server
+      to answer ``GET /models`` before it counts it down. A server that serves one request at a time
+      answers only once the generation the client gave up on ends, and llama-cpp-python with tools
+      offered ignores ``max_tokens`` (an 8192-token context at ~25 tokens/s on a CPU: ~330 s).
 
     ``api_key`` is the resolved secret: ``repr()`` masks it, :meth:`redacted` omits it.
     """
@@ -86,6 +90,7 @@ class LLMConfig:
     connect_timeout_s: float = 10.0
     episode_timeout_s: float | None = 1800.0
     preflight_timeout_s: float = 60.0
+    busy_wait_s: float = 300.0
     max_retries: int = 4
     backoff_s: float = 0.5
     backoff_max_s: float = 30.0
@@ -118,7 +123,7 @@ class LLMConfig:
                 problems.append(f"{name} must be a positive integer, got {value!r}")
         if not isinstance(self.max_retries, int) or isinstance(self.max_retries, bool) or self.max_retries < 0:
             problems.append(f"max_retries must be an integer >= 0, got {self.max_retries!r}")
-        for name in ("timeout_s", "connect_timeout_s", "preflight_timeout_s", "episode_timeout_s"):
+        for name in ("timeout_s", "connect_timeout_s", "preflight_timeout_s", "episode_timeout_s", "busy_wait_s"):
             value = getattr(self, name)
             if name == "episode_timeout_s" and value is None:
                 continue
@@ -211,7 +216,7 @@ def models_label(model_of_role: Mapping[str, str | None]) -> str | None:
 _FIELD_NAMES = {f.name for f in fields(LLMConfig)}
 _PRESET_KEYS = (_FIELD_NAMES - {"role_models", "api_key"}) | {"roles", "api_key_env", "api_key_file", "description"}
 _ARG_KEYS = ("model", "base_url", "temperature", "max_tokens", "max_steps", "timeout_s", "connect_timeout_s",
-             "episode_timeout_s", "preflight_timeout_s", "max_retries", "backoff_s", "breaker_failures",
+             "episode_timeout_s", "preflight_timeout_s", "busy_wait_s", "max_retries", "backoff_s", "breaker_failures",
              "max_reply_chars", "language", "tool_mode", "tool_choice", "structured_output", "seed")
 
 
@@ -307,7 +312,8 @@ def _values_from_args(args: Any, environ: Mapping[str, str]) -> dict[str, Any]:
         value = get(key)
         if value is not None:
             values[key] = value
-    for key, alias in (("timeout_s", "timeout"), ("episode_timeout_s", "episode_timeout")):
+    aliases = (("timeout_s", "timeout"), ("episode_timeout_s", "episode_timeout"), ("busy_wait_s", "busy_wait"))
+    for key, alias in aliases:
         if values.get(key) is None and get(alias) is not None:
             values[key] = get(alias)
     api_key = _key_from(get("api_key_env"), get("api_key_file"), environ, where="command line")
