@@ -161,6 +161,21 @@ def metric_text(metrics: Any) -> str:
     return " · ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in metrics.items())
 
 
+def outcome_facts(record: Mapping[str, Any], excluded_why: str | None) -> list[tuple[str, str]]:
+    """The facts every suite shows of an episode's outcome: reward and steps, tokens, a recorded failure, and why it
+    was left out of the scorecard (``excluded_why``, None when it was not)."""
+    facts = [("reward", f"{record.get('total_reward', 0.0) or 0.0:.3f} over {record.get('steps', 0)} steps"
+              + (" (truncated)" if record.get("truncated") else ""))]
+    if record.get("input_tokens") or record.get("output_tokens"):
+        facts.append(("tokens", f"{record.get('input_tokens') or 0} in, {record.get('output_tokens') or 0} out"))
+    failure = record.get("failure")
+    if isinstance(failure, Mapping):
+        facts.append(("failure", f"{failure.get('type')}: {failure.get('message') or ''}"))
+    if excluded_why:
+        facts.append(("excluded", f"left out of the scorecard ({excluded_why})"))
+    return facts
+
+
 def run_description(run: Mapping[str, Any] | None, episodes: int, samples: int, unit: str = "episodes"
                     ) -> list[tuple[str, str]]:
     """The page's "Run" facts (what ``run.json`` says, and n)."""

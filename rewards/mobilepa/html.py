@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..html_report import (EpisodeView, ReportPage, Table, failures_first, metric_text, run_description,
-                           trajectory_views, verdict_passed, write_html)
+from ..html_report import (EpisodeView, ReportPage, Table, failures_first, metric_text, outcome_facts,
+                           run_description, trajectory_views, verdict_passed, write_html)
 from .report import WEIGHTED_SCORE, phone_charts, phone_scorecard_sections, weighted_parts
 
 FILTERS = ["category", "bucket", "dimension"]
@@ -64,16 +64,7 @@ def _facts(record: Mapping[str, Any], excluded: bool) -> list[tuple[str, str]]:
         ("language", record.get("language")), ("obstacles", ", ".join(map(str, obstacles)) or "none"),
         ("domain", record.get("domain")), ("memory reasoning", record.get("memory_reasoning")),
         ("memory operation", record.get("memory_operation"))) if value]
-    facts.append(("reward", f"{record.get('total_reward', 0.0) or 0.0:.3f} over {record.get('steps', 0)} steps"
-                  + (" (truncated)" if record.get("truncated") else "")))
-    if record.get("input_tokens") or record.get("output_tokens"):
-        facts.append(("tokens", f"{record.get('input_tokens') or 0} in, {record.get('output_tokens') or 0} out"))
-    failure = record.get("failure")
-    if isinstance(failure, Mapping):
-        facts.append(("failure", f"{failure.get('type')}: {failure.get('message') or ''}"))
-    if excluded:
-        facts.append(("excluded", "left out of the scorecard (--exclude-ids)"))
-    return facts
+    return facts + outcome_facts(record, "--exclude-ids" if excluded else None)
 
 
 def _delta(line: Mapping[str, Any]) -> Any:

@@ -14,8 +14,8 @@ import json
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..html_report import (EpisodeView, ReportPage, Table, failures_first, metric_text, run_description,
-                           trajectory_views, verdict_passed, write_html)
+from ..html_report import (EpisodeView, ReportPage, Table, failures_first, metric_text, outcome_facts,
+                           run_description, trajectory_views, verdict_passed, write_html)
 from .report import report_charts, scorecard_sections
 
 FILTERS = ["scenario", "intent family"]
@@ -35,16 +35,7 @@ def _facts(record: Mapping[str, Any], finish: Mapping[str, Any], excluded: bool)
     facts = [("metrics", metric_text(record.get("metrics")) or "none recorded")]
     if finish:
         facts.append(("finish fields", json.dumps(finish, ensure_ascii=False)))
-    facts.append(("reward", f"{record.get('total_reward', 0.0) or 0.0:.3f} over {record.get('steps', 0)} steps"
-                  + (" (truncated)" if record.get("truncated") else "")))
-    if record.get("input_tokens") or record.get("output_tokens"):
-        facts.append(("tokens", f"{record.get('input_tokens') or 0} in, {record.get('output_tokens') or 0} out"))
-    failure = record.get("failure")
-    if isinstance(failure, Mapping):
-        facts.append(("failure", f"{failure.get('type')}: {failure.get('message') or ''}"))
-    if excluded:
-        facts.append(("excluded", "left out of the scorecard (a blocking audit finding)"))
-    return facts
+    return facts + outcome_facts(record, "a blocking audit finding" if excluded else None)
 
 
 def mobility_page(run_dir: Path, scorecard: Mapping[str, Any], records: Sequence[Mapping[str, Any]],

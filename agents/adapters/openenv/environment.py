@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.metadata
 import logging
 import threading
-from typing import Any, Dict, List, Optional, Union, overload
+from typing import Any, Callable, Dict, List, Optional, Union, overload
 
 from fastapi.exceptions import RequestValidationError
 from openenv.core.env_server.interfaces import Environment
@@ -50,14 +50,16 @@ class RequestError(Exception):
         return {"code": self.code, "message": self.message, **self.details}
 
 
-def reply_text(reply: Dict[str, Any]) -> str:
-    """``reply`` as JSON text; a reply that cannot be written (a structure too deep) becomes an error reply."""
+def reply_text(reply: Dict[str, Any],
+               as_error: Optional[Callable[[RequestError], Dict[str, Any]]] = None) -> str:
+    """``reply`` as JSON text; a reply that cannot be written (a structure too deep) becomes an error reply, in the
+    protocol's shape (``as_error``; default the WebSocket's ``{"type": "error", "data": ...}``)."""
     try:
         return json_text(reply)
     except (RecursionError, ValueError, TypeError) as exc:
         log.warning("a reply could not be serialized: %s", type(exc).__name__)
         error = RequestError("EXECUTION_ERROR", f"the reply could not be written as JSON ({type(exc).__name__})")
-        return json_text({"type": "error", "data": error.data()})
+        return json_text(as_error(error) if as_error else {"type": "error", "data": error.data()})
 
 
 def shorten(value: Any, limit: int = 64) -> str:

@@ -36,10 +36,9 @@ from typing import Any, Dict, Optional, Protocol, Tuple
 from openenv.core.env_server.mcp_types import CallToolAction, JsonRpcErrorCode, ListToolsObservation
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mobility_env.runfiles import json_text
-
 from .client import MobilityObservation
-from .environment import MobilityEnvironment, RequestError, ResetParams, observation_payload, validation_error
+from .environment import (MobilityEnvironment, RequestError, ResetParams, observation_payload, reply_text,
+                          validation_error)
 
 __all__ = ["McpRpc", "RPC_CODES", "rpc_error", "rpc_text"]
 
@@ -103,13 +102,8 @@ def rpc_error(error: RequestError, request_id: Any = None) -> Dict[str, Any]:
 
 
 def rpc_text(reply: Dict[str, Any]) -> str:
-    """``reply`` as JSON text; one that cannot be written (a structure too deep) becomes an error reply."""
-    try:
-        return json_text(reply)
-    except (RecursionError, ValueError, TypeError) as exc:
-        log.warning("an MCP reply could not be serialized: %s", type(exc).__name__)
-        error = RequestError("EXECUTION_ERROR", f"the reply could not be written as JSON ({type(exc).__name__})")
-        return json_text(rpc_error(error, reply.get("id")))
+    """``reply`` as JSON text; one that cannot be written (a structure too deep) becomes a JSON-RPC error reply."""
+    return reply_text(reply, lambda error: rpc_error(error, reply.get("id")))
 
 
 def _request_id(payload: Any) -> Any:
