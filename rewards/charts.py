@@ -118,7 +118,9 @@ def _bar_figure(plt: Any, chart: BarChart) -> Any:
             axes.annotate(value_label(value), (bar.get_x() + bar.get_width() / 2, bar.get_height()),
                           xytext=(0, 2), textcoords="offset points", ha="center", va="bottom",
                           fontsize=6.5 if rotate else 8, rotation=90 if rotate else 0)
-    axes.set_xticks(range(n_groups), chart.categories)
+    long_names = max(map(len, chart.categories)) > 8  # scenario names, not metric names: slanted, or they overlap
+    axes.set_xticks(range(n_groups), chart.categories, rotation=35 if long_names else 0,
+                    ha="right" if long_names else "center", fontsize=8 if long_names else None)
     axes.set_ylim(0, 118 if rotate else 110)
     axes.set_yticks(range(0, 101, 20))
     axes.set_ylabel("%")

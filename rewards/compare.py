@@ -124,35 +124,24 @@ def format_comparison(comparison: Mapping[str, Any]) -> str:
 
 
 def comparison_chart(comparison: Mapping[str, Any], out: Path) -> Path:
-    """The headline per group row, one bar per run (value-labelled), as a PNG; needs matplotlib."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise ConfigError("--chart needs matplotlib: pip install 'mobility-env[plot]'") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """The headline per group row, one bar per run (:class:`mobility_rewards.charts.BarChart`: every bar labelled, a
+    group a run lacks ``n/a``), as ``out`` with the suffix ``.png``; needs matplotlib."""
+    from .charts import BarChart, Series, percent, write_pngs
 
     rows = [row for row in comparison["rows"] if row["column"] == comparison["headline"]]
-    runs = comparison["runs"]
-    scale = 100 if comparison["headline"] in comparison["shares"] else 1
-    figure, axes = plt.subplots(figsize=(max(8.0, 0.55 * len(rows) * len(runs)), 5.5))
-    width = 0.8 / len(runs)
-    for index, run in enumerate(runs):
-        xs = [i + (index - (len(runs) - 1) / 2) * width for i in range(len(rows))]
-        values = [scale * (row["values"][index] or 0.0) for row in rows]
+    series = []
+    for index, run in enumerate(comparison["runs"]):
         who = " ".join(str(p) for p in (run["agent"], run["model"]) if p)
-        bars = axes.bar(xs, values, width, label=f"{run['label']}: {who} (n={run['episodes']})")
-        axes.bar_label(bars, labels=[f"{v:.0f}" for v in values], fontsize=7, padding=1)
-    axes.set_xticks(range(len(rows)), [row["name"] for row in rows], rotation=35, ha="right", fontsize=8)
-    axes.set_ylabel(f"{comparison['headline']}" + (" (%)" if scale == 100 else ""))
-    if scale == 100:
-        axes.set_ylim(0, 110)  # room for the labels of bars at 100
-    axes.set_title(f"{comparison['env_id']}: {comparison['headline']} by group, {len(runs)} runs")
-    axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
-    figure.tight_layout()
-    figure.savefig(out, dpi=110)
-    plt.close(figure)
-    return out
+        series.append(Series(f"{run['label']}: {who} (n={run['episodes']})",
+                             tuple(percent(row["values"][index]) for row in rows)))
+    chart = BarChart(stem=out.with_suffix("").name,
+                     title=f"{comparison['env_id']}: {comparison['headline']} (%) by group",
+                     caption=f"{len(series)} runs; differences in the table of `mobility-env compare`",
+                     categories=tuple(row["name"] for row in rows), series=tuple(series))
+    files, note = write_pngs(out.parent, [chart])
+    if not files:
+        raise ConfigError(f"--chart: {note}")
+    return files[0]
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -160,7 +149,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         try:
             import matplotlib  # noqa: F401  (checked before the runs are read)
         except ImportError:
-            raise ConfigError("--chart needs matplotlib: pip install 'mobility-env[plot]'") from None
+            from .charts import PLOT_HINT
+
+            raise ConfigError(f"--chart needs matplotlib: {PLOT_HINT}") from None
     comparison = compare_runs(args.run_dirs)
     print(json_text(comparison, indent=2) if args.json else format_comparison(comparison))
     if args.chart is not None:
