@@ -30,7 +30,7 @@ from typing import Any, Mapping, NamedTuple
 #: 3 — far denials read with MobilePA's patterns; invisible characters, look-alikes, English number words read.
 #: 4 — answers read by the kernel's one reader (scripts, vocabularies, unitless hedges, route steps, forecast days).
 #: 5 — one quantity scanner (spoken approximations as spans); ``amounts_read``: an unreadable amount fails.
-#: 6 — an English "is/would be slower" contradicts a fastest route only when its subject is the route.
+#: 6 — a slow comparative contradicts a fastest route only when its subject is the route or the route's own mode.
 VERDICT_VERSION = 6
 _TEXT_LIMIT = 300
 

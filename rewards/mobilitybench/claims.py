@@ -400,6 +400,21 @@ _ROUTE_SLOW = re.compile(r"(?:路线|这条路?|路程)(?:会|要)?(?:比较|有
                          r"(?:a\s+(?:bit|little)\s+|somewhat\s+|slightly\s+|rather\s+)?slower", re.IGNORECASE)
 
 
+@lru_cache(maxsize=None)
+def _own_mode_slow(mode: str) -> re.Pattern[str] | None:
+    """A slow comparative whose subject is the route's own travel mode (driving would be slower, 开车会更慢, on a
+    driving route): that mode *is* the route, so it speaks of the route; another mode's (walking would be slower)
+    turns an alternative down."""
+    words = sorted({w for family in vocabulary.travel_modes() if mode in family.route_modes for w in family.spellings},
+                   key=len, reverse=True)
+    if not words:
+        return None
+    spelled = "|".join(map(re.escape, words))
+    return re.compile(rf"(?<![a-z])(?:{spelled})(?![a-z])\s*(?:(?:is|will\s+be|would\s+be|'s|'ll\s+be)\s+"
+                      r"(?:a\s+(?:bit|little)\s+|somewhat\s+|slightly\s+|rather\s+)?slower|"
+                      r"(?:会|要|也)?(?:更|比较|有点|稍|相对)慢(?!慢))", re.IGNORECASE)  # 慢慢开: advice, no claim
+
+
 def _congested_route(text: str) -> bool:
     """Does the answer assert congestion along the route (a traffic claim that allows only congested states, not
     qualified as one section): 这条路线比较拥堵, 沿途走走停停, expect heavy traffic."""
@@ -407,9 +422,10 @@ def _congested_route(text: str) -> bool:
                for claim in traffic_claims(text))
 
 
-def strategy_contradictions(text: str, strategies: frozenset[str]) -> list[str]:
+def strategy_contradictions(text: str, strategies: frozenset[str], mode: str | None = None) -> list[str]:
     """Phrases that recommend the opposite of the asked (canonical) driving strategies, or describe the route with
-    the property the strategy excludes (收费较多 on a fewer-tolls route, 比较拥堵 on an avoid-congestion one)."""
+    the property the strategy excludes (收费较多 on a fewer-tolls route, 比较拥堵 on an avoid-congestion one). A slow
+    comparative speaks of the route when its subject is the route or the route's own ``mode`` (route mode)."""
     found = []
     highway = highway_claims(text)
     if "不走高速" in strategies and "take" in highway:
@@ -417,7 +433,9 @@ def strategy_contradictions(text: str, strategies: frozenset[str]) -> list[str]:
     if "高速优先" in strategies and "avoid" in highway:
         found.append("avoids highways")
     normalized = normalize_answer(text)
-    if "速度最快" in strategies and (_SPEED_OPPOSITE.search(normalized) or _ROUTE_SLOW.search(normalized)):
+    own_mode = _own_mode_slow(mode) if mode else None
+    slow = _ROUTE_SLOW.search(normalized) or (own_mode is not None and own_mode.search(normalized))
+    if "速度最快" in strategies and (_SPEED_OPPOSITE.search(normalized) or slow):
         found.append("not the fastest")
     if "躲避拥堵" in strategies and (_CONGESTION_OPPOSITE.search(normalized) or _congested_route(text)):
         found.append("through congestion")

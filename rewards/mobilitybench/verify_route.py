@@ -302,7 +302,7 @@ def _constraint_claims(episode: Episode, answer: str, mode: str, verdict: Verdic
                        ) -> None:
     strategies = canonical_strategy_set(episode.gold_slots.get("strategy")) | canonical_strategy_set(
         (gold_route_call(episode) or ToolCall(name="")).arguments.get("strategy"))
-    opposite = strategy_contradictions(answer, strategies)
+    opposite = strategy_contradictions(answer, strategies, mode)
     verdict.add("strategy_stated", not opposite, expected=sorted(strategies), stated=", ".join(opposite),
                 reason="the answer recommends the opposite of the asked strategy" if opposite else "")
     text = _without_asked_places(episode, answer)
