@@ -670,7 +670,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--max-scan", type=int, default=20_000, help="episodes scanned at most for samples")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--info-trajectory", choices=("copy", "reference"), default=None,
-                        help="the env's info_trajectory (default: the env's default, a copy of the record)")
+                        help="the env's info_trajectory (default: the env's default, the record by reference)")
     parser.add_argument("--workdir", help="write the reference's files here and keep them (default: a temp dir)")
     parser.add_argument("--out")
     args = parser.parse_args(argv)

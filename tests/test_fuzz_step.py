@@ -142,7 +142,9 @@ def assert_step_contract(result, expected: set[str] | None = None) -> dict:
     obs.encode("utf-8")  # no lone surrogate reaches the observation
     assert isinstance(reward, float) and math.isfinite(reward)
     assert isinstance(terminated, bool) and isinstance(truncated, bool)
-    json.dumps(info, ensure_ascii=False, allow_nan=False).encode("utf-8")  # writable as results.jsonl
+    # writable as results.jsonl, as the runner writes it (the terminal record made data with as_record)
+    record = {**info, "trajectory": as_record(info["trajectory"])} if "trajectory" in info else info
+    json.dumps(record, ensure_ascii=False, allow_nan=False).encode("utf-8")
     if expected is not None:
         assert "error" in info, f"a bad action was accepted: {info.get('call')}"
         assert info["error"]["type"] in expected, info["error"]

@@ -71,7 +71,7 @@ def _play(env: Any, store: EpisodeStore, episode_id: str, answer: dict[str, Any]
 
 
 def test_the_verifier_decodes_no_response_and_scores_as_the_decoded_trajectory(monkeypatch):
-    env = gym.make("MobilityBench-v0", data=BUNDLED).unwrapped
+    env = gym.make("MobilityBench-v0", data=BUNDLED, info_trajectory="copy").unwrapped
     store = resolve_data(BUNDLED)
     decoded_while_scoring: list[Any] = []
     real_decode = LazyJSON.decode
@@ -152,14 +152,15 @@ def test_every_view_has_its_codec():
     assert set(evidence.EVIDENCE_VIEWS.values()) <= {getattr(evidence, name) for name in evidence.VIEWS}
 
 
-def test_the_terminal_trajectory_is_handed_out_by_reference_when_asked():
-    copying = gym.make("MobilityBench-v0", data=BUNDLED).unwrapped
+def test_the_terminal_trajectory_is_handed_out_by_reference():
+    copying = gym.make("MobilityBench-v0", data=BUNDLED, info_trajectory="copy").unwrapped
     info = _play(copying, resolve_data(BUNDLED), copying.store.ids[0])
-    assert type(info["trajectory"]) is dict and json.dumps(info)  # the default: plain data, json-writable
+    assert type(info["trajectory"]) is dict and json.dumps(info)  # "copy": plain data, json-writable
     with pytest.raises(ConfigError, match="info_trajectory must be one of"):
         gym.make("MobilityBench-v0", data=BUNDLED, info_trajectory="lazy")
     copied = info["trajectory"]
-    env = gym.make("MobilityBench-v0", data=BUNDLED, info_trajectory="reference").unwrapped
+    env = gym.make("MobilityBench-v0", data=BUNDLED).unwrapped  # the default: by reference
+    assert env.info_trajectory == "reference"
     store = resolve_data(BUNDLED)
     first, second = env.store.ids[:2]
     info = _play(env, store, first)

@@ -113,12 +113,13 @@ class MobilityEnv(gym.Env[str, Any]):
     as a JSON-safe dict (the default scorer's ``mobility_rewards.verdict.Verdict.to_dict()``:
     ``version``, ``delivered``, ``passed``, ``reason`` and ``checks``, each ``{name, expected,
     stated, passed, reason}``; rebuild it with ``Verdict.from_dict``) and ``info["trajectory"]``
-    the full record as plain data (every response decoded and copied: a first visit's ``finish`` spends most of
-    its time here). ``info_trajectory="reference"`` hands out the episode's own
-    :class:`~mobility_env.mobilitybench.trajectory.Trajectory` instead (the env does not change it once the episode
-    has ended; ``to_dict()`` or ``mobility_env.trajectory.as_record`` makes it plain data, as the runner and
-    ``serve`` do): a loop that never reads it pays nothing for it, but the info is then no longer ``json.dumps``-able
-    as it is. The same three keys end a truncated episode and the info that ``abandon`` returns, with the
+    the full record: the episode's own :class:`~mobility_env.mobilitybench.trajectory.Trajectory`, handed out by
+    reference (the env does not change it once the episode has ended; a loop that never reads it pays nothing for
+    it). ``to_dict()`` or ``mobility_env.trajectory.as_record`` makes it plain data, as the runner and ``serve``
+    do; it pickles and compares as data, but ``json.dumps(info)`` needs it made data first.
+    ``info_trajectory="copy"`` puts that plain copy in the info instead (every response decoded and copied:
+    most of a first visit's ``finish`` time). The same three keys end a truncated episode and the info that
+    ``abandon`` returns, with the
     gold labels ``task_scenario`` and ``intent_family`` (given only once the episode has ended: ``reset``'s info
     would hand a policy the intent ID scores it on).
 
@@ -147,7 +148,7 @@ class MobilityEnv(gym.Env[str, Any]):
         max_action_chars, max_depth, max_string_chars, max_number_digits: the caps on an
             action (above; :class:`mobility_env.actions.ActionLimits`).
         obs_format: ``"compact"`` or ``"raw"``.
-        info_trajectory: ``"copy"`` (default) or ``"reference"``: what the terminal info's ``trajectory`` holds
+        info_trajectory: ``"reference"`` (default) or ``"copy"``: what the terminal info's ``trajectory`` holds
             (see above).
         scorer: a :class:`mobility_env.scoring.Scorer` (start an episode, score a step, score the
             end with metrics and verdict); None = ``DefaultScorer(reward_weights)``.
@@ -233,7 +234,7 @@ class MobilityEnv(gym.Env[str, Any]):
                  render_mode: str | None = None, store: EpisodeStore | None = None,
                  max_action_chars: int = MAX_ACTION_CHARS, max_depth: int = MAX_DEPTH,
                  max_string_chars: int = MAX_STRING_CHARS, max_number_digits: int = MAX_NUMBER_DIGITS,
-                 info_trajectory: str = "copy"):
+                 info_trajectory: str = "reference"):
         if obs_format not in OBS_FORMATS:
             raise ConfigError(f"obs_format must be one of {OBS_FORMATS}, got {obs_format!r}")
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
