@@ -56,6 +56,11 @@ here), runs both on one built directory:
    c. our step overhead over the floor (``benchmarks/bench_step.py``'s definition: ``json.loads``
       of the action text + one dict lookup + ``json.dumps`` of the observation's object), exact
       hits of gold calls, per tool.
+   d. offline scoring per episode (what ``mobility-env eval`` does with a run's trajectories), p50: ours =
+      ``Sandbox.with_stored_responses`` + ``score_episode`` on each episode's terminal trajectory read back from its
+      JSON (parsing not timed, as the reference's files are not), on a store opened afresh (no cache holds the
+      episode); with the stored evidence (eval's path) and without (views computed from the decoded responses);
+      the reference = its evaluator's five ``compute`` calls on the same episode (as in a).
 
 After the load, the reference's objects are moved to the collector's permanent generation
 (``gc.freeze``) so that full collections over its millions of objects are charged to neither
@@ -557,6 +562,45 @@ def _with_reference_scoring(per_round: dict[str, list[float]], scored: list[floa
     return out
 
 
+def time_offline_scoring(data: str, env: Any, plays: list[dict[str, Any]], scoring: dict[str, Any] | None
+                         ) -> dict[str, Any]:
+    """3d: offline scoring of each episode's trajectory read back from JSON, ours (with and without the stored
+    evidence) against the reference's evaluator, p50 per episode."""
+    from mobility_env.mobilitybench.store import resolve_data
+    from mobility_env.mobilitybench.trajectory import Trajectory
+    from mobility_env.trajectory import as_record
+    from mobility_rewards import score_episode
+
+    records = []
+    for play in plays:
+        info = play_ours(env, play)[3]
+        if info:
+            records.append((play, json.dumps(as_record(info["trajectory"]), ensure_ascii=False), info))
+    times: dict[str, list[int]] = {"stored": [], "computed": [], "reference": []}
+    differ = 0
+    for variant in ("stored", "computed"):
+        store = resolve_data(data)  # cold: no episode, response or view of it cached
+        gc.collect()
+        for play, text, info in records:
+            episode, trajectory = store.get(play["episode_id"]), Trajectory.model_validate(json.loads(text))
+            t0 = CLOCK()
+            if variant == "stored":
+                store.sandbox.with_stored_responses(trajectory.calls)
+            metrics, verdict = score_episode(episode, trajectory)
+            times[variant].append(CLOCK() - t0)
+            differ += metrics != info["metrics"] or verdict.to_dict() != info["verdict"]
+    if scoring is not None:
+        gc.collect()
+        times["reference"] = [score_reference(scoring, play) for play, _, _ in records]
+    out: dict[str, Any] = {"episodes": len(records), "scores_differing_from_the_env": differ,
+                           "p50_us": {k: round(statistics.median(v) / 1e3, 1) for k, v in times.items() if v}}
+    if times["reference"]:
+        for variant in ("stored", "computed"):
+            out.setdefault("ours_over_reference_p50", {})[variant] = round(
+                statistics.median(times["reference"]) / statistics.median(times[variant]), 3)
+    return out
+
+
 def time_calls(envs: dict[str, Any], tools: dict[str, Any], samples: list[dict[str, Any]],
                rounds: int) -> dict[str, Any]:
     """3b + 3c: single calls per tool, ours (compact, raw) and the reference (json, str), and our floor."""
@@ -757,6 +801,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if why:
         result["reference_scoring_skipped"] = why
     result["episodes"] = time_episodes(envs["compact"], tools, plays, warmup, rounds, scoring)
+    result["offline_scoring"] = time_offline_scoring(args.data, envs["compact"], plays, scoring)
     result["calls"] = time_calls(envs, tools, samples, rounds)
     result["memory_kib_end"] = memory_kib()
     result["loadavg_end"] = list(os.getloadavg())

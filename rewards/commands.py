@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -135,14 +136,34 @@ def _trajectory_dict(item: Any) -> dict[str, Any] | None:
     return item if "calls" in item or "finish" in item else None
 
 
-def _load_episodes(data: str | None) -> dict[str, Any]:
+class _StoredEpisodes(Mapping):
+    """The episodes of a built directory by id, each materialized when asked for (an eval of a few episodes reads
+    only those), with the directory's sandbox: :func:`rescore_run` scores with its stored evidence."""
+
+    def __init__(self, store: Any):
+        self.store, self.sandbox, self._known = store, store.sandbox, frozenset(store.ids)
+
+    def __getitem__(self, episode_id: str) -> Any:
+        if episode_id not in self._known:
+            raise KeyError(episode_id)
+        return self.store.get(episode_id)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.store.ids)
+
+    def __len__(self) -> int:
+        return len(self.store.ids)
+
+
+def _load_episodes(data: str | None) -> Mapping[str, Any]:
+    from mobility_env.layout import EPISODES_FILE
     from mobility_env.mobilitybench.loaders import load_episodes
+    from mobility_env.mobilitybench.store import default_data_path, resolve_data
 
-    if data is None:
-        from mobility_env.mobilitybench.store import default_data_path
-
-        data = str(default_data_path())
-    return {episode.episode_id: episode for episode in load_episodes(data)}
+    path = default_data_path() if data is None else Path(data)
+    if path.is_dir() and (path / EPISODES_FILE).exists():
+        return _StoredEpisodes(resolve_data(path))
+    return {episode.episode_id: episode for episode in load_episodes(path)}
 
 
 def run_data_path(run_dir: Path, override: str | None) -> tuple[str, str | None]:
@@ -167,7 +188,7 @@ def run_data_path(run_dir: Path, override: str | None) -> tuple[str, str | None]
     return str(path), recorded
 
 
-def _exclusions(args: argparse.Namespace, episodes: dict[str, Any] | None) -> set[str]:
+def _exclusions(args: argparse.Namespace, episodes: Mapping[str, Any] | None) -> set[str]:
     excluded: set[str] = set()
     if getattr(args, "exclude_ids", None):
         path = Path(args.exclude_ids)
@@ -181,7 +202,7 @@ def _exclusions(args: argparse.Namespace, episodes: dict[str, Any] | None) -> se
     return excluded
 
 
-def rescore_run(run_dir: Path, episodes: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
+def rescore_run(run_dir: Path, episodes: Mapping[str, Any]) -> tuple[list[dict[str, Any]], int]:
     """Results of ``run_dir`` with metrics and verdict recomputed from trajectories; and how many were.
 
     Each returned record is the latest results line of its (episode_id, sample_index), without
@@ -202,6 +223,7 @@ def rescore_run(run_dir: Path, episodes: dict[str, Any]) -> tuple[list[dict[str,
             except (TypeError, ValueError) as exc:
                 raise DataFileError(run_dir / TRAJECTORIES_FILE, "sample_index is not an integer", row=row) from exc
     rescored, recomputed = [], 0
+    sandbox = getattr(episodes, "sandbox", None)
     for key, record in latest.items():
         record = dict(record)
         embedded = _trajectory_dict(record.get("trajectory"))
@@ -216,6 +238,8 @@ def rescore_run(run_dir: Path, episodes: dict[str, Any]) -> tuple[list[dict[str,
                 raise DataFileError(run_dir / source[0], f"the trajectory of {key[0]} sample {key[1]} is not a "
                                                          f"recorded trajectory ({exc.error_count()} error(s): "
                                                          f"{exc.errors()[0]['msg']})", row=source[1]) from exc
+            if sandbox is not None:  # the responses the run was served, with the evidence its build stored
+                sandbox.with_stored_responses(parsed.calls)
             metrics, verdict = score_episode(episode, parsed)
             record["metrics"], record["verdict"] = metrics, verdict.to_dict()
             record.setdefault("input_tokens", parsed.input_tokens)

@@ -176,3 +176,39 @@ def test_the_terminal_trajectory_is_handed_out_by_reference():
     _play(env, store, second)
     assert as_record(trajectory) == record and env.state.trajectory is not trajectory
     assert as_record({"a": 1}) == {"a": 1} and as_record(None) is None  # MobilePA's dict, nothing: as they are
+
+
+def test_offline_scoring_reads_the_stored_evidence_of_the_responses_a_run_was_served():
+    """eval's path: a trajectory read back from JSON gets the stored responses that served it (their evidence read,
+    not computed again) and scores exactly as the env's finish did; an edited response keeps its own."""
+    env = gym.make("MobilityBench-v0", data=BUNDLED).unwrapped
+    store = resolve_data(BUNDLED)
+    sandbox = store.sandbox
+    given_total = 0
+    for n, episode_id in enumerate(list(store.ids)[:80]):
+        episode = store.get(episode_id)
+        answer = reference_finish(episode) if n % 2 else {"answer": "大约 999 公里，开车要 7 小时，今天晴。"}
+        info = _play(env, store, episode_id, answer)
+        parsed = Trajectory.model_validate(json.loads(json.dumps(as_record(info["trajectory"]))))
+        servable = sum(c.entry is not None and c.__dict__["response"] is not None for c in parsed.calls)
+        given = sandbox.with_stored_responses(parsed.calls)
+        assert given == servable and given_total + given > 0
+        given_total += given
+        for call in parsed.calls:
+            if call.entry is not None and call.__dict__["response"] is not None:
+                held = evidence.served(call)
+                assert type(held) is LazyJSON and held.views() is not None
+        metrics, verdict = score_episode(episode, parsed)
+        assert metrics == info["metrics"] and verdict.to_dict() == info["verdict"], episode_id
+        assert sandbox.with_stored_responses(parsed.calls) == 0  # given once; nothing left to give
+    assert given_total > 100
+    # an edited response (or one of other data) is not the stored one: it keeps its own and is read from it
+    episode_id = next(i for i in store.ids if any(c.name == "weather_query" for c in store.get(i).gold_calls))
+    info = _play(env, store, episode_id)
+    record = json.loads(json.dumps(as_record(info["trajectory"])))
+    edited = next(c for c in record["calls"] if c["response"] is not None)
+    edited["response"] = {"status": "1", "edited": True}
+    parsed = Trajectory.model_validate(record)
+    sandbox.with_stored_responses(parsed.calls)
+    call = next(c for c in parsed.calls if c.step == edited["step"])
+    assert evidence.served(call) == {"status": "1", "edited": True}
