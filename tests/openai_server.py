@@ -40,7 +40,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 MODEL = "scripted-model"
 
@@ -164,12 +164,31 @@ def cut_off(content: str = "The answer is", *, calls: tuple[dict[str, Any], ...]
     return Turn(**{**turn.__dict__, "finish_reason": "length"})
 
 
+def chat_template(*, tool_messages: bool = True) -> Callable[[dict[str, Any]], str]:
+    """A request's prompt as a ChatML-like template renders it (tool schemas, then each message); with
+    ``tool_messages=False`` it has no branch for ``tool`` messages and drops them, as llama-cpp-python's
+    ``chatml-function-calling`` does. For :class:`ScriptedOpenAIServer`'s ``template``."""
+    def render(body: dict[str, Any]) -> str:
+        parts = [json.dumps(body.get("tools") or [], ensure_ascii=False)]
+        for message in body.get("messages") or []:
+            if message.get("role") == "tool" and not tool_messages:
+                continue
+            parts.append(f"<|{message.get('role')}|>{message.get('content') or ''}"
+                         f"{json.dumps(message.get('tool_calls') or '', ensure_ascii=False)}")
+        return "".join(parts)
+
+    return render
+
+
 class ScriptedOpenAIServer:
     """See module docstring. Use as a context manager; ``base_url`` ends in ``/v1``."""
 
     def __init__(self, script: Iterable[Turn] = (), *, model: str = MODEL, strict: bool = True,
-                 api_key: str | None = None):
+                 api_key: str | None = None, template: Callable[[dict[str, Any]], str] | None = None):
         self.script = list(script)
+        #: renders a request's messages as a server's chat template would; when set, a reply's prompt_tokens is
+        #: the rendered prompt's length in characters (a tokenizer of one token per character), not the turn's
+        self.template = template
         self.model = model
         self.strict = strict
         self.api_key = api_key
@@ -383,6 +402,8 @@ class ScriptedOpenAIServer:
         }
         if turn.usage is not None:
             prompt, completion = turn.usage
+            if self.template is not None:
+                prompt = len(self.template(body))
             payload["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion,
                                 "total_tokens": prompt + completion}
         return payload

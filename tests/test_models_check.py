@@ -9,14 +9,17 @@ import pytest
 
 from mobility_env.cli import main
 from mobility_agents.llm.check import TOKEN
-from openai_server import (ScriptedOpenAIServer, bad_request, delayed, server_error, text_turn, tool_call,
-                           tool_turn)
+from openai_server import (ScriptedOpenAIServer, bad_request, chat_template, delayed, server_error, text_turn,
+                           tool_call, tool_turn)
 
 PING = text_turn("p")  # the preflight's 1-token request
 WEATHER = tool_turn(tool_call("weather_query", {"city": "北京市"}))
 WEATHER_TEXT = text_turn('{"name": "weather_query", "arguments": {"city": "北京市"}}')  # json mode's call
 READ = text_turn(f"北京今天晴，3~12°C（查询编号 {TOKEN}）。")  # an answer that read the tool result
 UNREAD = text_turn("北京今天天气晴朗。")  # an answer made without it
+PROBES = [text_turn("x"), text_turn("x")]  # native mode's two 1-token requests: are tool results in the prompt?
+SHOWS_TOOLS = chat_template()  # prompt_tokens counted from the request as a template that renders tool messages
+DROPS_TOOLS = chat_template(tool_messages=False)  # ... and as llama-cpp-python's chatml-function-calling renders it
 
 
 def _check(capsys, server_url: str, *extra: str) -> tuple[int, str]:
@@ -27,7 +30,8 @@ def _check(capsys, server_url: str, *extra: str) -> tuple[int, str]:
 
 def test_both_modes_round_trip_and_native_is_recommended(capsys, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "k")
-    with ScriptedOpenAIServer([PING, WEATHER, READ, WEATHER_TEXT, READ], model="m") as server:
+    with ScriptedOpenAIServer([PING, WEATHER, READ, *PROBES, WEATHER_TEXT, READ], model="m",
+                              template=SHOWS_TOOLS) as server:
         code, out = _check(capsys, server.base_url)
         bodies = [r.body for r in server.requests]
         assert server.remaining == 0
@@ -37,25 +41,63 @@ def test_both_modes_round_trip_and_native_is_recommended(capsys, monkeypatch):
     assert {t["function"]["name"] for t in bodies[1]["tools"]} >= {"weather_query"}
     tool_message = bodies[2]["messages"][-1]  # native: the result goes back as a tool message
     assert tool_message["role"] == "tool" and TOKEN in tool_message["content"]
-    assert "tools" not in bodies[3] and "tools" not in bodies[4]  # json mode: the text protocol
-    assert bodies[4]["messages"][-1]["role"] == "user" and TOKEN in bodies[4]["messages"][-1]["content"]
+    short, long = bodies[3], bodies[4]  # the delivery probe: a longer tool result, as a run offers tools
+    assert short["max_tokens"] == long["max_tokens"] == 1 and long["tools"] == bodies[1]["tools"]
+    short_result, long_result = short["messages"][-1]["content"], long["messages"][-1]["content"]
+    assert long["messages"][-1]["role"] == "tool" and long_result.startswith(short_result)
+    assert len(long_result) > len(short_result)
+    assert "tool results in the prompt" in out
+    assert "tools" not in bodies[5] and "tools" not in bodies[6]  # json mode: the text protocol
+    assert bodies[6]["messages"][-1]["role"] == "user" and TOKEN in bodies[6]["messages"][-1]["content"]
 
 
 def test_a_server_that_drops_tool_results_fails_native_and_recommends_json(capsys, monkeypatch):
     """llama-cpp-python's chatml-function-calling: native calls come out, tool messages never reach the model."""
     monkeypatch.setenv("OPENAI_API_KEY", "k")
-    with ScriptedOpenAIServer([PING, WEATHER, UNREAD, WEATHER_TEXT, READ], model="m") as server:
+    with ScriptedOpenAIServer([PING, WEATHER, UNREAD, *PROBES, WEATHER_TEXT, READ], model="m",
+                              template=DROPS_TOOLS) as server:
         code, out = _check(capsys, server.base_url)
     assert code == 1, out
-    assert "tool result NOT read" in out and "drops tool messages" in out
+    assert "tool result NOT read" in out and "tool results DROPPED by the server" in out
+    assert "the server drops tool messages: the prompt counts" in out and "probably" not in out  # proven, not guessed
     assert "recommended --tool-mode json (not native)" in out
+
+
+def test_a_dropping_server_is_named_even_when_the_model_picks_the_wrong_tool(capsys, monkeypatch):
+    """SmolLM2-135M on chatml-function-calling: the first turn fails (a wrong tool), so the two turns alone never
+    reach the tool result; the prompt counts still prove the server drops tool messages."""
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    wrong = tool_turn(tool_call("query_poi", {"keywords": "weather", "city": "B Beijing"}))
+    with ScriptedOpenAIServer([PING, wrong, *PROBES], model="m", template=DROPS_TOOLS) as server:
+        code, out = _check(capsys, server.base_url, "--tool-mode", "native")
+        assert server.remaining == 0
+    assert code == 1, out
+    assert "the server drops tool messages" in out and "Also: the model called query_poi, not weather_query" in out
+
+
+def test_a_model_that_ignores_delivered_results_is_told_apart(capsys, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    with ScriptedOpenAIServer([PING, WEATHER, UNREAD, *PROBES], model="m", template=SHOWS_TOOLS) as server:
+        code, out = _check(capsys, server.base_url, "--tool-mode", "native")
+    assert code == 1, out
+    assert "tool results in the prompt" in out and "which the server did put in the prompt" in out
+    assert "drops tool messages" not in out
+
+
+def test_a_server_without_usage_leaves_delivery_unknown(capsys, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    probes = [text_turn("x", usage=None), text_turn("x", usage=None)]
+    with ScriptedOpenAIServer([PING, WEATHER, READ, *probes], model="m") as server:
+        code, out = _check(capsys, server.base_url, "--tool-mode", "native")
+    assert code == 0, out  # the two turns proved the round trip; the counts are not needed
+    assert "tool results unknown (the server reports no usage)" in out
 
 
 def test_a_schema_valid_call_of_the_wrong_tool_fails(capsys, monkeypatch):
     """A call the schema accepts is not enough: the question needs the weather tool (the old check said OK)."""
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     wrong = tool_turn(tool_call("query_poi", {"keywords": "weather", "city": "北京"}))
-    with ScriptedOpenAIServer([PING, wrong], model="m") as server:
+    with ScriptedOpenAIServer([PING, wrong, *PROBES], model="m", template=SHOWS_TOOLS) as server:
         code, out = _check(capsys, server.base_url, "--tool-mode", "native")
     assert code == 1, out
     assert "not weather_query" in out and "recommended none" in out
@@ -63,7 +105,7 @@ def test_a_schema_valid_call_of_the_wrong_tool_fails(capsys, monkeypatch):
 
 def test_a_slow_reply_is_flagged(capsys, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "k")
-    with ScriptedOpenAIServer([PING, delayed(WEATHER, 0.7), READ], model="m") as server:
+    with ScriptedOpenAIServer([PING, delayed(WEATHER, 0.7), READ, *PROBES], model="m", template=SHOWS_TOOLS) as server:
         code, out = _check(capsys, server.base_url, "--tool-mode", "native", "--timeout", "1")
     assert code == 0, out
     assert "more than half the request timeout" in out
@@ -76,7 +118,7 @@ def test_a_slow_reply_is_flagged(capsys, monkeypatch):
 ])
 def test_a_server_without_usable_tool_calls_fails_with_advice(capsys, monkeypatch, reply, expected):
     monkeypatch.setenv("OPENAI_API_KEY", "k")
-    with ScriptedOpenAIServer([PING, reply], model="m") as server:
+    with ScriptedOpenAIServer([PING, reply, *PROBES], model="m", template=SHOWS_TOOLS) as server:
         code, out = _check(capsys, server.base_url, "--tool-mode", "native")
     assert code == 1, out
     assert "verdict     NO" in out and expected in out
@@ -101,12 +143,13 @@ def test_json_mode_reads_the_text_protocol(capsys, monkeypatch):
 ])
 def test_structured_output_is_checked_when_set(capsys, monkeypatch, kind, reply, code):
     monkeypatch.setenv("OPENAI_API_KEY", "k")
-    turns = [PING, WEATHER, READ, reply]
-    with ScriptedOpenAIServer(turns, model="m") as server:
+    turns = [PING, WEATHER, READ, *PROBES, reply]
+    with ScriptedOpenAIServer(turns, model="m", template=SHOWS_TOOLS) as server:
         exit_code, out = _check(capsys, server.base_url, "--structured-output", kind, "--max-retries", "3",
                                 "--tool-mode", "native")
         sent = server.requests[-1].body
-        assert server.remaining == 0 and len(server.requests) == 4  # preflight, round trip, one structured request
+        # preflight, round trip, delivery probe, one structured request
+        assert server.remaining == 0 and len(server.requests) == 6
     assert exit_code == code, out
     assert ("structured  " in out) and (("            OK" in out) is (code == 0)), out
     asked = "json_schema" if kind == "json_schema" else "json_object"
@@ -156,8 +199,8 @@ def test_a_run_in_a_mode_the_check_failed_is_refused_unless_told(capsys, monkeyp
     """`models check` remembers each mode's verdict (the user's cache folder); `run` in a failing mode is refused,
     `--ignore-check` runs it with a warning."""
     monkeypatch.setenv("OPENAI_API_KEY", "k")
-    turns = [PING, WEATHER, UNREAD, WEATHER_TEXT, READ, PING, text_turn("北京今天晴。")]
-    with ScriptedOpenAIServer(turns, model="m") as server:
+    turns = [PING, WEATHER, UNREAD, *PROBES, WEATHER_TEXT, READ, PING, text_turn("北京今天晴。")]
+    with ScriptedOpenAIServer(turns, model="m", template=DROPS_TOOLS) as server:
         code, out = _check(capsys, server.base_url)
         assert code == 1, out
         run = ["run", "--agent", "react", "--base-url", server.base_url, "--model", "m", "--limit", "1",

@@ -18,7 +18,14 @@ trip a run makes (:func:`check_mode`):
 2. the call is answered the way the agents answer it (a ``tool`` message; in json mode the
    observation as a user message) with a result holding a reference code no model can guess
    (:data:`TOKEN`), and the next reply must repeat it: a server that drops tool messages fails
-   here, named as the likely cause, with the mode to use instead.
+   here, named as the likely cause, with the mode to use instead;
+3. in native mode, whatever the model did: are tool results in the prompt at all? Two 1-token
+   requests end with the result of a scripted ``weather_query`` call, the second result
+   :data:`DELIVERY_PAD` longer; a server whose chat template renders tool messages counts more
+   prompt tokens for the second (``usage.prompt_tokens``). The same count for both proves the
+   template drops them — the model never sees a tool result, however good it is — and fails the
+   mode for that reason (unknown when the server reports no usage). This tells a server fault
+   from a model too small to read results, which step 2 alone cannot.
 
 Each reply's latency is reported, with a warning when it takes more than half the request
 timeout (``--timeout``: a run's requests would start timing out). The verdict is per mode, and
@@ -56,6 +63,9 @@ TOKEN = "QZ-7316"
 TOOL_RESULT = {"zh": f"北京市今天晴，3~12°C，北风2级。查询编号：{TOKEN}",
                "en": f"Beijing today: sunny, 3-12 °C, light north wind. Reference code: {TOKEN}"}
 MODES = ("native", "json")
+#: What the delivery probe adds to the tool result: dozens of tokens in any tokenizer, if the template shows it.
+DELIVERY_PAD = {"zh": "风力和湿度正常，空气质量良好，适合出行。" * 5,
+                "en": " Wind and humidity are normal; the air quality is good for travel." * 5}
 
 
 def check_endpoint(config: LLMConfig, modes: Sequence[str] | None = None) -> dict[str, Any]:
@@ -149,7 +159,10 @@ def check_mode(config: LLMConfig, language: str) -> dict[str, Any]:
                 said = (second.content or "") + "".join(call.arguments for call in second.calls)
                 result["round_trip"] = TOKEN in said
                 result["answer"] = said[:200]
-    result["works"] = result["tool_calls_work"] and result["round_trip"]
+    if config.tool_mode == "native" and not (result.get("failure") and not result["calls"]):
+        result["tool_results_delivered"] = _tool_results_delivered(client, language, tools, result)
+    result["works"] = result["tool_calls_work"] and result["round_trip"] \
+        and result.get("tool_results_delivered") is not False
     slow = [s for s in result["seconds"] if s > config.timeout_s / 2]
     if slow:
         result["warning"] = (f"a reply took {max(slow):.1f} s, more than half the request timeout "
@@ -170,6 +183,31 @@ def _timed(client: LLMClient, messages: list[dict[str, Any]], tools: list[dict[s
         return None
     finally:
         result["seconds"].append(round(time.monotonic() - started, 2))
+
+
+def _tool_results_delivered(client: LLMClient, language: str, tools: list[dict[str, Any]],
+                            result: dict[str, Any]) -> bool | None:
+    """Step 3 of the module docstring: does the server put tool messages in the prompt? True when the longer
+    tool result counts more prompt tokens, False when both count the same, None when unknown (no usage reported,
+    or a request failed: then ``result["delivery_failure"]``). The counts go to ``result["prompt_tokens"]``."""
+    call = {"id": "call_check", "type": "function",
+            "function": {"name": NEEDED_TOOL, "arguments": json.dumps({"city": "北京市"}, ensure_ascii=False)}}
+    counts: list[int | None] = []
+    for text in (TOOL_RESULT[language], TOOL_RESULT[language] + DELIVERY_PAD[language]):
+        messages = [{"role": "system", "content": SYSTEM[language]}, {"role": "user", "content": QUESTIONS[language]},
+                    {"role": "assistant", "content": "", "tool_calls": [call]},
+                    {"role": "tool", "tool_call_id": call["id"], "name": NEEDED_TOOL, "content": text}]
+        started = time.monotonic()
+        try:
+            counts.append(client.prompt_tokens(messages, role="react", tools=tools))
+        except AgentFailure as exc:
+            result["delivery_failure"] = f"{exc.kind}: {str(exc)[:200]}"
+            return None
+        finally:
+            result["seconds"].append(round(time.monotonic() - started, 2))
+    result["prompt_tokens"], result["delivery_pad_chars"] = counts, len(DELIVERY_PAD[language])
+    short, long = counts
+    return None if short is None or long is None else long > short
 
 
 def _judged(call: Any) -> dict[str, Any]:
@@ -210,15 +248,32 @@ def _check_structured(client: LLMClient, language: str) -> dict[str, Any]:
 
 
 def _advice(result: dict[str, Any]) -> str:
+    if result.get("tool_results_delivered") is False:
+        short, long = result["prompt_tokens"]
+        dropped = (f"the server drops tool messages: the prompt counts {short} tokens whether the tool result is "
+                   f"short or {result['delivery_pad_chars']} characters longer "
+                   f"({long}), so the model never sees what a tool returns (llama-cpp-python's "
+                   "chatml-function-calling template has no branch for tool messages); use --tool-mode json, where "
+                   "results come back as user messages")
+        turn = None if result["tool_calls_work"] else _turn_advice(result)  # an unread result: explained above
+        return dropped if turn is None else f"{dropped}. Also: {turn}"
+    return _turn_advice(result) or "tool calls and tool results both work in this mode"
+
+
+def _turn_advice(result: dict[str, Any]) -> str | None:
+    """What the two turns (steps 1 and 2) found wrong; None when both worked."""
     mode = result["tool_mode"]
     other = "json" if mode == "native" else "native"
-    if result["works"]:
-        return "tool calls and tool results both work in this mode"
+    if result["tool_calls_work"] and result["round_trip"]:
+        return None
     if result.get("failure") and not result["calls"]:
         return f"the request failed ({result['failure']}); fix that first"
     if result["tool_calls_work"]:
         if result.get("failure"):
             return f"the second request, carrying the tool result, failed ({result['failure']})"
+        if mode == "native" and result.get("tool_results_delivered"):
+            return ("the answer does not repeat the tool result's reference code, which the server did put in the "
+                    "prompt: the model ignores what tools return; try --tool-mode json or a larger model")
         if mode == "native":
             return ("the answer does not repeat the tool result's reference code: the server probably drops tool "
                     "messages (llama-cpp-python's chatml-function-calling template has no branch for them) or the "
@@ -257,6 +312,14 @@ def format_check(report: dict[str, Any]) -> str:
             lines.append(f"tool result {'read' if result['round_trip'] else 'NOT read'}: the answer "
                          f"{'repeats' if result['round_trip'] else 'lacks'} the reference code "
                          f"({result.get('answer', '')!r:.80})")
+        delivered = result.get("tool_results_delivered", "n/a")
+        if delivered != "n/a":
+            counts = result.get("prompt_tokens")
+            state = {True: "in the prompt", False: "DROPPED by the server", None: "unknown"}[delivered]
+            why = f" (prompt tokens {counts[0]} vs {counts[1]} with a longer result)" if counts and None not in counts \
+                else \
+                f" ({result.get('delivery_failure') or 'the server reports no usage'})"
+            lines.append(f"tool results {state}{why}")
         if result.get("warning"):
             lines.append(f"warning     {result['warning']}")
         lines.append(f"verdict     {'OK' if result['works'] else 'NO'}: {result['advice']}")

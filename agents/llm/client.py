@@ -419,6 +419,16 @@ class LLMClient:
                            f"{self.config.max_tokens} (finish_reason 'length'); none was used",
                            transcript=discarded)
 
+    def prompt_tokens(self, messages: list[dict[str, Any]], *, role: str,
+                      tools: list[dict[str, Any]] | None = None) -> int | None:
+        """The prompt tokens the server counts for ``messages`` (``tools`` offered per the tool mode, as a run
+        offers them): ``usage.prompt_tokens`` of a 1-token completion; None when the server reports none.
+        Raises as :meth:`complete` does."""
+        model = self.model_for(role)
+        request = {**self._chat_request(model, messages, tools), "max_tokens": 1}
+        reply = self._complete_once(request, role, model, None, json_mode=False, offered=False)
+        return reply.input_tokens or None
+
     def complete_structured(self, messages: list[dict[str, Any]], *, role: str, schema: dict[str, Any],
                             session: Any = None) -> LLMReply:
         """One chat completion asking for ``schema`` as structured output (the config's ``structured_output``,
