@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from hypothesis import settings
 
 from mobility_env.mobilitybench.build import build_directory
 from mobility_env.mobilitybench.loaders import EpisodeList, load_episodes
@@ -27,6 +28,13 @@ if "MOBILITY_ENV_CACHE_DIR" not in os.environ:
     os.environ["MOBILITY_ENV_CACHE_DIR"] = tempfile.mkdtemp(prefix="mobility-env-test-cache-")
     atexit.register(shutil.rmtree, os.environ["MOBILITY_ENV_CACHE_DIR"], ignore_errors=True)
 pytest_plugins = ["plugin_reward_rates"]  # the reward sweep's rates in the terminal summary
+
+# Property tests draw the same examples on every run by default ("ci"), so a test that passes passes again and a
+# red run is reproducible; HYPOTHESIS_PROFILE=explore draws fresh examples each run to look for new failures (a
+# failure it finds prints the seed to reproduce it with --hypothesis-seed)
+settings.register_profile("ci", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 #: The real MobilityBench sample (81 episodes of the official release's format): MOBILITY_ENV_SAMPLE_DIR names its
 #: folder; by default ../shared/mobilitybench/ beside the checkout (where this project's CI keeps it). Without it,
