@@ -194,9 +194,10 @@ def _tool_results_delivered(client: LLMClient, language: str, tools: list[dict[s
             "function": {"name": NEEDED_TOOL, "arguments": json.dumps({"city": "北京市"}, ensure_ascii=False)}}
     counts: list[int | None] = []
     for text in (TOOL_RESULT[language], TOOL_RESULT[language] + DELIVERY_PAD[language]):
-        messages = [{"role": "system", "content": SYSTEM[language]}, {"role": "user", "content": QUESTIONS[language]},
-                    {"role": "assistant", "content": "", "tool_calls": [call]},
-                    {"role": "tool", "tool_call_id": call["id"], "name": NEEDED_TOOL, "content": text}]
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": SYSTEM[language]}, {"role": "user", "content": QUESTIONS[language]},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": call["id"], "name": NEEDED_TOOL, "content": text}]
         started = time.monotonic()
         try:
             counts.append(client.prompt_tokens(messages, role="react", tools=tools))
