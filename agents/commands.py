@@ -80,6 +80,8 @@ def env_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from mobility_env.datasource import data_label
+
     from .runner import RunConfig, default_out_dir, run_local
 
     for option in ("samples_per_episode", "repeats", "workers", "concurrency", "max_steps", "limit"):
@@ -102,7 +104,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if llm_config is not None:
         _heed_models_check(llm_config, args.ignore_check)
     factory = agent_factory(args, llm_config)
-    out = args.out or default_out_dir(args.agent, args.data)
+    out = args.out or default_out_dir(args.agent, data_label(args.data))  # s3://b/p?endpoint_override=...: "p"
     config = RunConfig(out_dir=Path(out), data=args.data, env_id=args.env, episode_ids=args.episode,
                        scenarios=args.scenario,
                        limit=args.limit, samples_per_episode=args.samples_per_episode, seed=args.seed,
@@ -215,7 +217,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--agent", choices=AGENTS, default="rule",
                      help="agent to run (default: rule; rule and oracle are per env, the LLM agents serve both)")
     run.add_argument("--data", help="built directory or official CSV/XLSX/JSONL; for MobilePA-v0 a task directory or "
-                                    "tasks.jsonl (default: the env's bundled set)")
+                                    "tasks.jsonl (default: the env's bundled set); a path or a URI: file:///abs/path, "
+                                    "or s3://bucket/prefix (endpoint and credentials from AWS_ENDPOINT_URL, "
+                                    "AWS_ACCESS_KEY_ID, ... or ?endpoint_override=URL), copied once per node into "
+                                    "$MOBILITY_ENV_CACHE_DIR/data")
     run.add_argument("--out", type=Path, help="run directory (default: runs/AGENT-DATA-TIMESTAMP)")
     run.add_argument("--resume", action="store_true",
                      help="continue the run in --out, skipping finished episodes (lines cut by a crash are repaired); "

@@ -154,14 +154,17 @@ class RunData:
 
 def open_run_data(data: str | os.PathLike | None, lookup_config: Any = None,
                   env_id: str = MOBILITYBENCH) -> RunData:
-    """Open ``data`` (None = the env's bundled set) and describe it: path, kind, fingerprint, load report."""
+    """Open ``data`` (None = the env's bundled set) and describe it: path, kind, fingerprint, load report (a URI
+    recorded without its credentials)."""
+    from mobility_env.datasource import redact
+
     path, kind = data_path(check_env_id(env_id), data)
     store, report = suite_of(env_id).part("runtime").open_run(path, lookup_config)
     store.env_id = env_id
     if report is not None and len(report.get("rejected") or []) > MAX_STORED_REJECTIONS:
         report = {**report, "rejected_count": len(report["rejected"]),
                   "rejected": report["rejected"][:MAX_STORED_REJECTIONS]}
-    info = {"data": None if data is None else str(data), "data_path": str(path), "data_kind": kind,
+    info = {"data": None if data is None else redact(str(data)), "data_path": str(path), "data_kind": kind,
             "data_fingerprint": data_fingerprint(path), "episodes_in_data": len(store.ids), "load_report": report}
     if env_id != env_ids()[0]:  # run.json names the suite (runs from before --env existed are the first suite's)
         info = {"env_id": env_id, **info}
@@ -169,9 +172,15 @@ def open_run_data(data: str | os.PathLike | None, lookup_config: Any = None,
 
 
 def describe_data(info: dict[str, Any]) -> list[str]:
-    """Lines telling the user what was loaded: path, counts, repairs, the first rejections."""
+    """Lines telling the user what was loaded: path (a URI's, and where this node's copy is), counts, repairs, the
+    first rejections."""
+    from mobility_env.datasource import is_uri, redact
+
     unit = suite_of_run(info).unit
-    lines = [f"data: {info['data_path']} ({info['data_kind']}, {info['episodes_in_data']} {unit})"]
+    where = info["data_path"]
+    if is_uri(info.get("data")) and not str(info["data"]).startswith("file:"):
+        where = f"{redact(str(info['data']))} (copy on this node: {info['data_path']})"
+    lines = [f"data: {where} ({info['data_kind']}, {info['episodes_in_data']} {unit})"]
     report = info.get("load_report") or {}
     if "loaded" not in report:
         if report:  # a generated set's description (generator, seed, mix...): its scalars, the size of the rest

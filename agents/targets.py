@@ -5,7 +5,9 @@ registry entry and its runtime part (``MobilityBench-v0``: :mod:`mobility_env.mo
 :mod:`mobility_env.mobilepa.suite`):
 
 * :func:`open_store` — the episodes or tasks, loaded once per process (a built directory or an official file; a
-  task directory or ``tasks.jsonl``);
+  task directory or ``tasks.jsonl``), by a local path or a URI (``file://``, ``s3://bucket/prefix``): a URI is copied
+  once per node into a cache (:func:`mobility_env.datasource.localize`), so an actor on any node opens the same
+  ``data`` string;
 * :func:`make_env` — one env per worker on that store (a bad env option is a ``ConfigError``);
 * the scenario label ``--scenario`` selects by (``store.task_scenario(id)``: the MobilityBench task scenario; for
   MobilePA the task's behaviour category, e.g. ``error_recovery``).
@@ -41,7 +43,8 @@ def default_env_options(env_id: str) -> dict[str, Any]:
 
 
 def data_path(env_id: str, data: str | os.PathLike | None) -> tuple[Path, str]:
-    """The resolved data path of a run and its kind (``bundled``, ``built``, ``file``, ``tasks``)."""
+    """The resolved data path of a run and its kind (``bundled``, ``built``, ``file``, ``tasks``); for a URI, this
+    node's local copy."""
     path, kind = suite_of(env_id).part("runtime").data_path(data)
     return path, kind
 

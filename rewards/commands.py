@@ -156,11 +156,12 @@ class _StoredEpisodes(Mapping):
 
 
 def _load_episodes(data: str | None) -> Mapping[str, Any]:
+    from mobility_env.datasource import localize
     from mobility_env.layout import EPISODES_FILE
     from mobility_env.mobilitybench.loaders import load_episodes
     from mobility_env.mobilitybench.store import default_data_path, resolve_data
 
-    path = default_data_path() if data is None else Path(data)
+    path = default_data_path() if data is None else localize(data)
     if path.is_dir() and (path / EPISODES_FILE).exists():
         return _StoredEpisodes(resolve_data(path))
     return {episode.episode_id: episode for episode in load_episodes(path)}

@@ -10,6 +10,7 @@ import gymnasium as gym
 import numpy as np
 
 from ..actions import MAX_ACTION_CHARS, ActionLimits, copy_arguments, parse_action
+from ..datasource import localize
 from ..errors import ConfigError
 from ..scoring import Scorer, checked_scorer
 from ..spaces import MAX_OBSERVATION_CHARS, ToolCallSpace, UnicodeText
@@ -149,7 +150,7 @@ class MobilePAEnv(gym.Env[str, Any]):
                               f"or an official file, or None for the bundled set")
         self.maps_data = maps_data  # opened on the first maps call (domains.maps_travel.replay_for)
         if tasks is None:
-            tasks = load_tasks(data if data is not None else BUNDLED_TASKS)
+            tasks = load_tasks(localize(data) if data is not None else BUNDLED_TASKS)  # a URI: this node's copy
         self.tasks = {task.task_id: task for task in tasks}
         if task_ids is not None:
             unknown = [t for t in task_ids if t not in self.tasks]

@@ -1,7 +1,7 @@
 """MobilePA-v0's runtime part (:attr:`mobility_env.suites.Suite.runtime`): its tasks and its env.
 
 A run's data is a task directory (``mobility-env synth --suite mobilepa``), its ``tasks.jsonl``, or the bundled tasks
-(None).
+(None); as a path or a URI (``file://``, ``s3://...``: :func:`mobility_env.datasource.localize` copies it to this node).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from typing import Any
 
 from mobility_env.errors import DataFileError
 
-DATA_HELP = "a MobilePA task directory (`mobility-env synth --suite mobilepa`) or its tasks.jsonl"
+DATA_HELP = ("a MobilePA task directory (`mobility-env synth --suite mobilepa`) or its tasks.jsonl, as a path or a "
+             "URI (file://, s3://bucket/prefix)")
 
 
 class PhoneTaskSet:
@@ -38,10 +39,11 @@ class PhoneTaskSet:
 
 
 def data_path(data: str | os.PathLike | None) -> tuple[Path, str]:
-    """The resolved data path and its kind (``bundled``, ``tasks``)."""
+    """The resolved data path and its kind (``bundled``, ``tasks``); a URI's is this node's copy."""
+    from mobility_env.datasource import localize
     from mobility_env.mobilepa.env import BUNDLED_TASKS
 
-    path = BUNDLED_TASKS if data is None else Path(data)
+    path = BUNDLED_TASKS if data is None else localize(data)
     if not path.exists():
         raise DataFileError(path, f"no such file or directory; --data takes {DATA_HELP}")
     return path.resolve(), "bundled" if data is None else "tasks"

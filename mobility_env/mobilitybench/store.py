@@ -157,10 +157,12 @@ class EpisodeStore:
 
 
 def resolve_data(data: str | os.PathLike | None, lookup_config: LookupConfig | None = None) -> EpisodeStore:
-    """An EpisodeStore for ``data`` (see module docstring)."""
+    """An EpisodeStore for ``data`` (see module docstring); a URI (``s3://...``) opens this node's copy
+    (:func:`mobility_env.datasource.localize`)."""
+    from ..datasource import localize
     from .loaders import load_episodes
 
-    path = default_data_path() if data is None else Path(data)
+    path = default_data_path() if data is None else localize(data)
     if path.is_dir() and (path / EPISODES_FILE).exists():
         check = check_built_directory(path)  # refuses damaged Parquet files now, not at the first reset
         return EpisodeStore(Sandbox.open(path, lookup_config), directory=path, check=check)

@@ -1,7 +1,8 @@
 """MobilityBench-v0's runtime part (:attr:`mobility_env.suites.Suite.runtime`): its data and its env.
 
 A run's data is a built directory (``mobility-env build``), an official CSV/XLSX/JSONL file, or the bundled set
-(None); :func:`open_run` also says what loading it reported, for ``run.json``.
+(None); :func:`open_run` also says what loading it reported, for ``run.json``. A URI (``file://``, ``s3://...``) is
+opened through :func:`mobility_env.datasource.localize`: this node's local copy is what the store memory-maps.
 """
 
 from __future__ import annotations
@@ -12,21 +13,23 @@ from typing import Any
 
 from mobility_env.errors import DataFileError
 
-DATA_HELP = "a built directory (`mobility-env build`) or an official CSV/XLSX/JSONL file"
+DATA_HELP = ("a built directory (`mobility-env build`) or an official CSV/XLSX/JSONL file, as a path or a URI "
+             "(file://, s3://bucket/prefix)")
 
 
 def data_path(data: str | os.PathLike | None) -> tuple[Path, str]:
-    """The resolved data path and its kind (``bundled``, ``built``, ``file``)."""
+    """The resolved data path and its kind (``bundled``, ``built``, ``file``); a URI's is this node's copy."""
+    from mobility_env.datasource import localize
     from mobility_env.mobilitybench.store import default_data_path
 
-    path = default_data_path() if data is None else Path(data)
+    path = default_data_path() if data is None else localize(data)
     if not path.exists():
         raise DataFileError(path, f"no such file or directory; --data takes {DATA_HELP}")
     return path.resolve(), "bundled" if data is None else ("built" if path.is_dir() else "file")
 
 
 def open_store(data: str | os.PathLike | None, lookup_config: Any = None) -> Any:
-    """The episodes of ``data`` (None: the bundled set), one store per process."""
+    """The episodes of ``data`` (None: the bundled set; a URI: this node's copy), one store per process."""
     from mobility_env.mobilitybench.store import resolve_data
 
     return resolve_data(data, lookup_config)
