@@ -33,7 +33,8 @@ from ..trajectory import ErrorKind
 from .state import PhoneState
 
 DOMAINS: tuple[str, ...] = ("audio_entertainment", "apps_storage", "display_sound", "system_settings",
-                            "time_management", "ai_assistant", "calls_communication", "maps_travel")
+                            "time_management", "ai_assistant", "calls_communication", "maps_travel",
+                            "messaging_social", "shopping_payments", "health_fitness", "smart_home", "files_photos")
 #: The paper's other action categories, beside the domains' direct tools: skill loaders and sub-agent entry tools
 #: (the GUI operator's entry tool stays in ``ai_assistant``, as the paper puts GUI routing there; memory tools too).
 CAPABILITY_DOMAINS: tuple[str, ...] = ("skills", "sub_agents")

@@ -5,6 +5,7 @@ Patterns are matched in full (``fullmatch``): a trailing newline is not a valid 
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import Any, Callable
 
@@ -16,6 +17,7 @@ from ..mobilitybench.tool_samples import sample_coordinate, sample_driving_strat
 
 Check = Callable[[str, Any], "ArgumentError | None"]
 _CLOCK = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
+_DAY = re.compile(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
 _DATETIME = re.compile(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01]) ([01]\d|2[0-3]):[0-5]\d$")
 _PHONE = re.compile(r"^\+?[0-9][0-9 -]{2,22}$")
 _FREQUENCY = re.compile(r"^(FM|AM) (\d{2,4}(?:\.\d)?)$")
@@ -55,6 +57,32 @@ def check_datetime(name: str, value: Any) -> ArgumentError | None:
     if not isinstance(value, str) or not _DATETIME.fullmatch(value):
         return ArgumentError(name, "format", f"expected 'YYYY-MM-DD HH:MM', got {value!r:.40}")
     return None
+
+
+def check_day(name: str, value: Any) -> ArgumentError | None:
+    """A calendar day ``YYYY-MM-DD`` that exists (no 2026-02-30)."""
+    if isinstance(value, str) and _DAY.fullmatch(value):
+        try:
+            dt.date.fromisoformat(value)
+            return None
+        except ValueError:
+            pass
+    return ArgumentError(name, "format", f"expected a day 'YYYY-MM-DD', got {value!r:.40}")
+
+
+def text_list(low: int, high: int, max_length: int = 200) -> Check:
+    """``low``..``high`` distinct non-empty strings of at most ``max_length`` characters each."""
+    def check(name: str, value: Any) -> ArgumentError | None:
+        if not isinstance(value, list) or not low <= len(value) <= high:
+            return ArgumentError(name, "items", f"expected a list of {low}..{high} strings, got {value!r:.40}")
+        for i, item in enumerate(value):
+            if not isinstance(item, str) or not item.strip() or len(item) > max_length:
+                return ArgumentError(name, "items", f"item {i}: expected a non-empty string of at most {max_length} "
+                                     f"characters, got {item!r:.40}")
+        if len(set(value)) < len(value):
+            return ArgumentError(name, "items", "the list names an item twice")
+        return None
+    return check
 
 
 def check_phone(name: str, value: Any) -> ArgumentError | None:
@@ -122,6 +150,16 @@ def passage(name: str, description: str, required: bool = True, max_length: int 
                      check=text_up_to(max_length))
 
 
+def day(name: str, description: str, required: bool = True) -> ParamSpec:
+    return ParamSpec(name, "string", f"{description} ('YYYY-MM-DD')", required, "text", check=check_day)
+
+
+def names(name: str, description: str, low: int, high: int) -> ParamSpec:
+    """A list of ``low``..``high`` distinct ids or names (the members of a group chat)."""
+    return ParamSpec(name, "array", f"{description} ({low}..{high} distinct items)", True, "text",
+                     items={"type": "string", "maxLength": 200}, check=text_list(low, high))
+
+
 def phone(name: str, description: str, required: bool = True) -> ParamSpec:
     return ParamSpec(name, "string", f"{description} (digits; spaces, dashes and a leading + allowed)", required,
                      "text", check=check_phone)
@@ -164,7 +202,7 @@ def transit_strategy(name: str, description: str, required: bool = False) -> Par
 
 def sample_argument(param: ParamSpec, rng: np.random.Generator) -> Any:
     """A value ``param``'s rule accepts, for the format rules its JSON schema does not spell out (clock times,
-    dates, phone numbers, radio frequencies, coordinates, driving strategies); None for the others, which the
+    days, dates, phone numbers, radio frequencies, coordinates, driving strategies); None for the others, which the
     action space draws from the schema (:func:`mobility_env.spaces.sample_json_value`)."""
     check = param.check
     if check is check_clock:
@@ -172,6 +210,8 @@ def sample_argument(param: ParamSpec, rng: np.random.Generator) -> Any:
     if check is check_datetime:
         return (f"2026-{int(rng.integers(1, 13)):02d}-{int(rng.integers(1, 29)):02d} "
                 f"{int(rng.integers(24)):02d}:{int(rng.integers(60)):02d}")
+    if check is check_day:
+        return f"2026-{int(rng.integers(1, 13)):02d}-{int(rng.integers(1, 29)):02d}"
     if check is check_phone:
         return "1" + "".join(str(int(digit)) for digit in rng.integers(0, 10, size=10))
     if check is check_frequency:

@@ -140,6 +140,51 @@ TABLES: dict[str, Table] = {t.name: t for t in (
     Table("skills", (("skill_id", "TEXT"), ("language", "TEXT")), ("skill_id",)),
     Table("delegations", (("handoff_id", "TEXT"), ("agent", "TEXT"), ("payload", "TEXT"), ("status", "TEXT"),
                           ("created_at", "TEXT")), ("handoff_id",)),
+    # messaging & social (chat apps, apart from SMS): kind is direct | group; sender is 'me' or a contact_id
+    Table("chats", (("chat_id", "TEXT"), ("app", "TEXT"), ("title", "TEXT"), ("kind", "TEXT"), ("muted", "INTEGER")),
+          ("chat_id",)),
+    Table("chat_members", (("chat_id", "TEXT"), ("contact_id", "TEXT")), ("chat_id", "contact_id")),
+    Table("chat_messages", (("chat_message_id", "TEXT"), ("chat_id", "TEXT"), ("sender", "TEXT"), ("text", "TEXT"),
+                            ("sent_at", "TEXT"), ("read", "INTEGER")), ("chat_message_id",)),
+    Table("social_posts", (("post_id", "TEXT"), ("author", "TEXT"), ("text", "TEXT"), ("visibility", "TEXT"),
+                           ("posted_at", "TEXT"), ("liked", "INTEGER")), ("post_id",)),
+    # shopping & payments: money in yuan (2 decimals); a wallet's balance limits what it pays (NULL: a card);
+    # an order's items are canonical JSON [{product_id, quantity, price}]
+    Table("products", (("product_id", "TEXT"), ("name", "TEXT"), ("category", "TEXT"), ("price", "REAL"),
+                       ("stock", "INTEGER")), ("product_id",)),
+    Table("cart_items", (("product_id", "TEXT"), ("quantity", "INTEGER")), ("product_id",)),
+    Table("payment_methods", (("method_id", "TEXT"), ("kind", "TEXT"), ("label", "TEXT"), ("balance", "REAL"),
+                              ("is_default", "INTEGER")), ("method_id",)),
+    Table("orders", (("order_id", "TEXT"), ("items", "TEXT"), ("total", "REAL"), ("method_id", "TEXT"),
+                     ("status", "TEXT"), ("placed_at", "TEXT")), ("order_id",)),
+    Table("refunds", (("refund_id", "TEXT"), ("order_id", "TEXT"), ("amount", "REAL"), ("reason", "TEXT"),
+                      ("status", "TEXT"), ("requested_at", "TEXT")), ("refund_id",)),
+    # health & fitness: daily metrics (steps, distance_m, active_kcal, sleep_min, resting_hr, weight_kg) as the
+    # watch and phone recorded them; workouts (status active | finished); medication reminders and doses taken
+    Table("health_metrics", (("day", "TEXT"), ("metric", "TEXT"), ("value", "REAL")), ("day", "metric")),
+    Table("workouts", (("workout_id", "TEXT"), ("kind", "TEXT"), ("started_at", "TEXT"), ("ended_at", "TEXT"),
+                       ("status", "TEXT")), ("workout_id",)),
+    Table("medications", (("medication_id", "TEXT"), ("name", "TEXT"), ("dose", "TEXT"), ("time", "TEXT"),
+                          ("active", "INTEGER")), ("medication_id",)),
+    Table("medication_log", (("medication_id", "TEXT"), ("day", "TEXT"), ("taken_at", "TEXT")),
+          ("medication_id", "day")),
+    Table("health_records", (("record_id", "TEXT"), ("kind", "TEXT"), ("name", "TEXT"), ("detail", "TEXT"),
+                             ("recorded_on", "TEXT")), ("record_id",)),
+    # smart home: kind is light | plug | thermostat | lock; power 'on'/'off' ('' for a lock); level is a light's
+    # brightness (%) or a thermostat's target (°C); locked only for a lock; reachable 0: the device is offline.
+    # A scene's actions are canonical JSON [{device_id, power?, level?, locked?}]
+    Table("home_devices", (("device_id", "TEXT"), ("name", "TEXT"), ("room", "TEXT"), ("kind", "TEXT"),
+                           ("power", "TEXT"), ("level", "INTEGER"), ("locked", "INTEGER"), ("reachable", "INTEGER")),
+          ("device_id",)),
+    Table("home_scenes", (("scene_id", "TEXT"), ("name", "TEXT"), ("actions", "TEXT")), ("scene_id",)),
+    # files & photos (the gallery; files themselves are apps & storage's ``files``): a trashed photo is in
+    # Recently deleted; shares are photos or files sent to a contact (kind photo | file)
+    Table("photos", (("photo_id", "TEXT"), ("taken_at", "TEXT"), ("place", "TEXT"), ("size_mb", "INTEGER"),
+                     ("favorite", "INTEGER"), ("trashed", "INTEGER")), ("photo_id",)),
+    Table("albums", (("album_id", "TEXT"), ("name", "TEXT")), ("album_id",)),
+    Table("album_photos", (("album_id", "TEXT"), ("photo_id", "TEXT")), ("album_id", "photo_id")),
+    Table("shares", (("share_id", "TEXT"), ("kind", "TEXT"), ("item_id", "TEXT"), ("contact_id", "TEXT"),
+                     ("shared_at", "TEXT")), ("share_id",)),
 )}
 POOL_SIZE = 16  # warm connections kept for the next episodes (of any task), per process
 #: The table and column of the ids ``PhoneState.next_id`` issues, by prefix (so a new id never collides).
@@ -149,7 +194,10 @@ ID_COLUMNS: dict[str, tuple[str, str]] = {
     "playlist": ("playlists", "playlist_id"), "timer": ("timers", "timer_id"),
     "reminder": ("reminders", "reminder_id"), "handoff": ("handoffs", "handoff_id"),
     "memory": ("memories", "memory_id"), "note": ("notes", "note_id"), "nav": ("navigation", "nav_id"),
-    "departure": ("departure_reminders", "departure_id"), "ride": ("ride_orders", "order_id")}
+    "departure": ("departure_reminders", "departure_id"), "ride": ("ride_orders", "order_id"),
+    "chat": ("chats", "chat_id"), "chat-msg": ("chat_messages", "chat_message_id"), "post": ("social_posts", "post_id"),
+    "order": ("orders", "order_id"), "refund": ("refunds", "refund_id"), "workout": ("workouts", "workout_id"),
+    "medication": ("medications", "medication_id"), "album": ("albums", "album_id"), "share": ("shares", "share_id")}
 #: Tables of the phone that tasks are judged on; ``faults`` and ``counters`` are the sandbox's own.
 STATE_TABLES: tuple[str, ...] = tuple(name for name in TABLES if name not in ("faults", "counters"))
 
@@ -207,7 +255,7 @@ _POOL_LOCK = threading.Lock()
 
 def _warm_connection() -> sqlite3.Connection:
     """A connection holding the empty schema, its schema already read: a finished episode's, or a new copy of
-    :func:`_empty_schema` (reading the schema of ~35 tables and their triggers costs ~0.5 ms once per connection)."""
+    :func:`_empty_schema` (reading the schema of ~60 tables and their triggers costs ~0.8 ms once per connection)."""
     with _POOL_LOCK:
         conn = _POOL.pop() if _POOL else None
     if conn is None:
