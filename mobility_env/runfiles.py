@@ -101,12 +101,25 @@ def _jsonable(value: Any, seen: set[int] | None = None) -> Any:
         if isinstance(value, dict):
             return {k if isinstance(k, str) else repr(k): _jsonable(v, seen) for k, v in value.items()}
         return [_jsonable(v, seen) for v in value]
+    made = _default(value)
+    return made if isinstance(made, str) else _jsonable(made, seen)
+
+
+def _default(value: Any) -> Any:
+    """What ``json.dumps`` cannot write: a record object handed out by reference (a terminal info's ``trajectory``)
+    as its data (:func:`~mobility_env.trajectory.as_record`), anything else as its ``repr``."""
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        try:
+            return to_dict()
+        except Exception:  # noqa: BLE001  (json_text never raises: a record that cannot be made data is its repr)
+            pass
     return repr(value)
 
 
 def _dumps(value: Any, escape: bool, indent: int | None) -> str:
     try:
-        return json.dumps(value, ensure_ascii=escape, default=repr, indent=indent)
+        return json.dumps(value, ensure_ascii=escape, default=_default, indent=indent)
     except (TypeError, ValueError, RecursionError):  # non-str keys, cycles, absurd nesting
         try:
             return json.dumps(_jsonable(value), ensure_ascii=escape, indent=indent)

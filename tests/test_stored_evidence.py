@@ -21,6 +21,7 @@ from mobility_env.layout import FormatVersionWarning
 from mobility_env.mobilitybench import evidence
 from mobility_env.mobilitybench.store import EpisodeStore, resolve_data
 from mobility_env.mobilitybench.trajectory import Trajectory
+from mobility_env.runfiles import json_text
 from mobility_env.trajectory import _UNDECODED, LazyJSON, as_record
 from mobility_rewards import reference_finish, score_episode
 
@@ -172,6 +173,7 @@ def test_the_terminal_trajectory_is_handed_out_by_reference():
     assert json.loads(pydantic_core.to_json({"t": trajectory})) == json.loads(json.dumps({"t": record}, default=str))
     with pytest.raises(TypeError):
         json.dumps(info)
+    assert json.loads(json_text(info))["trajectory"] == record  # the project's JSON writer makes it data, not a repr
     # the env does not change a handed-out record: the next episode gets its own
     _play(env, store, second)
     assert as_record(trajectory) == record and env.state.trajectory is not trajectory
