@@ -18,18 +18,34 @@ is shut down when the run ends, however it ends: normally and on SIGTERM/SIGHUP/
 and raylet down and a watchdog process (:func:`watchdog_main`, Linux) kills what outlives them
 (the dashboard and runtime-env agents). With ``address`` the driver only joins that cluster
 and disconnects at the end. A Ray already initialized by the caller is used as it is.
+
+**Joining a cluster** (``address``, one started with ``ray start``): Ray rewrites a loopback
+address (``127.0.0.1:PORT``) to the host's outward address before dialing it, so a cluster that
+listens on loopback only was never reached: every attempt waited ~35 s and Ray made 20 of them
+(the "14 minutes without a result or an error"). A loopback address is therefore dialed as
+given (the same switch as above), and :func:`join_cluster` first checks that something accepts
+connections at the address Ray will dial, so an unreachable one fails in seconds. Workers are
+spread over the nodes (``SPREAD``); work goes only to a worker that has started, and when none
+has started within :data:`READY_TIMEOUT_S` (no free CPU, a node that cannot be reached, the
+package not importable there) the run ends with one line saying what is missing. A worker that
+dies, alone or with its node, is replaced (Ray places the replacement on a node that is alive)
+and its unfinished episodes run again from their seeds; ``run.json`` records each loss
+(``worker_failures``: node, error, episodes re-run) and where episodes ran (``ray``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import inspect
+import ipaddress
 import os
+import socket
 import subprocess
 import sys
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from mobility_env.errors import ConfigError
@@ -39,10 +55,16 @@ from .targets import MOBILITYBENCH, make_env, open_store
 from .runner import (RESULTS_FILE, STOP_GRACE_S, RunConfig, RunStopped, RunWriter, WorkItem, _progress, _scenario,
                      abandon_run_dir, check_out_dir, describe_data, fatal_error_name, fatal_failure, open_run_data,
                      open_run_dir, pending_work, read_results, record_stop, run_preflight, select_episodes, start_run,
-                     stopped_message, terminate_on_signals, worker_failure_record)
+                     stopped_message, terminate_on_signals, update_session, worker_failure_record)
 
 MAX_REPLACEMENTS = 16
 WAIT_S = 0.5  # ray.wait slice: the driver stays responsive to signals
+#: With no worker started for this long (at the start, or after every worker was lost) the run ends saying why.
+READY_TIMEOUT_S = 45.0
+#: How long the address of a cluster to join may take to accept a TCP connection.
+CONNECT_TIMEOUT_S = 5.0
+#: Episodes queued on each actor beyond those it plays at once: it starts the next without waiting for the driver.
+PREFETCH = 1
 
 
 class RolloutWorker:
@@ -57,6 +79,13 @@ class RolloutWorker:
 
     def pid(self) -> int:
         return os.getpid()
+
+    def where(self) -> dict[str, Any]:
+        """Where this worker runs (node id and address, pid); answered once the env is open."""
+        import ray
+
+        return {"node_id": ray.get_runtime_context().get_node_id(), "node_ip": ray.util.get_node_ip_address(),
+                "pid": os.getpid()}
 
     def play(self, episode_id: str, sample_index: int, seed: int) -> dict[str, Any]:
         if not hasattr(self.local, "env"):
@@ -107,10 +136,7 @@ def ray_cluster(address: str | None, workers: int) -> Iterator[Any]:
         return
     watchdog = None
     if address:
-        try:
-            ray.init(address=address, log_to_driver=False)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise ConfigError(f"--address {address}: cannot join that Ray cluster ({str(exc).strip()[:300]})") from exc
+        join_cluster(ray, address)
     else:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         with _loopback_node():
@@ -123,6 +149,97 @@ def ray_cluster(address: str | None, workers: int) -> Iterator[Any]:
         ray.shutdown()
         if watchdog is not None:
             stop_watchdog(watchdog)
+
+
+def join_cluster(ray: Any, address: str) -> None:
+    """``ray.init(address=...)`` that fails in seconds, with one line, where Ray would wait many minutes.
+
+    A loopback host is dialed as given (Ray would rewrite it to the host's outward address, where a
+    cluster started on loopback does not listen); first a plain TCP connection to the address Ray
+    will dial must succeed. ``auto`` and ``ray://`` (Ray Client) addresses go to Ray unchecked.
+    """
+    from ray._private import services
+
+    host_port = None if address == "auto" or "://" in address else _split_host_port(address)
+    loopback = host_port is not None and _is_loopback(host_port[0])
+    switch = _loopback_node() if loopback else contextlib.nullcontext()
+    with switch:
+        if host_port is not None:
+            try:
+                dialed = services.canonicalize_bootstrap_address(address) or address
+            except (ValueError, OSError) as exc:
+                raise ConfigError(f"--address {address}: not a Ray address ({_one_line(exc)}); "
+                                  "pass HOST:PORT of the cluster's head (`ray status` there prints it)") from exc
+            _check_reachable(address, dialed)
+        if loopback:
+            _token_auth_as_for_a_local_cluster()
+        try:
+            ray.init(address=address, log_to_driver=False)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            if _auth_refused(exc):
+                raise ConfigError(f"--address {address}: the cluster refused this driver's Ray token (token "
+                                  "authentication): export RAY_AUTH_MODE=token and the cluster's token "
+                                  "(RAY_AUTH_TOKEN, or ~/.ray/auth_token) before the run") from exc
+            raise ConfigError(f"--address {address}: cannot join that Ray cluster ({_one_line(exc)})") from exc
+
+
+def _token_auth_as_for_a_local_cluster() -> None:
+    """Use this user's Ray token (``~/.ray/auth_token``) when there is one, as ``ray start --head`` on this
+    machine does and as ``ray.init()`` does for a cluster it finds on this machine; for an explicit address
+    Ray does not, so a loopback join would be refused by the local head. Remote clusters: RAY_AUTH_MODE."""
+    try:
+        from ray._private.authentication.authentication_token_setup import \
+            maybe_enable_token_auth_if_token_available
+    except ImportError:  # a Ray without token authentication
+        return
+    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+
+
+def _auth_refused(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if "InvalidAuthToken" in str(seen) or type(seen).__name__ == "AuthenticationError":
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _split_host_port(address: str) -> tuple[str, int]:
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ConfigError(f"--address {address}: not HOST:PORT; pass the address of the cluster's head "
+                          "(`ray start --head` prints it; `ray status` there shows it too)")
+    return host.strip("[]"), int(port)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_reachable(address: str, dialed: str) -> None:
+    """One line, in seconds, when nothing accepts connections at the address Ray will dial."""
+    host, port = _split_host_port(dialed)
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        rewritten = f" (Ray rewrites {address} to {dialed})" if dialed != address else ""
+        raise ConfigError(f"--address {address}: nothing accepts connections at {dialed}{rewritten}: "
+                          f"{exc.strerror or exc}; is the cluster up, and is this its head's address? "
+                          "(`ray status` on the head prints it)") from exc
+
+
+def _one_line(exc: BaseException) -> str:
+    """The telling line of a Ray error: the last line of a traceback, else the first line; at most 300 chars."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    traceback_at = next((i for i, line in enumerate(lines) if line.startswith("Traceback")), None)
+    return (lines[-1] if traceback_at is not None else lines[0])[:300]
 
 
 def _ray_children(ray_dir: str) -> list[int]:
@@ -261,8 +378,8 @@ def run_ray(agent_factory: Callable[[], Any], config: RunConfig, *, address: str
             if work:
                 # again inside: ray.init installs its own SIGTERM handler (sys.exit)
                 with ray_cluster(address, config.workers) as ray, terminate_on_signals():
-                    _drive(ray, agent_factory, config, data, work, concurrency, on_submit)
-    except RunStopped as exc:
+                    _drive(ray, agent_factory, config, data, work, concurrency, on_submit, address)
+    except (RunStopped, ConfigError) as exc:  # ConfigError here: a cluster that could not be joined or used
         record_stop(config.out_dir, exc)
         raise
     finally:
@@ -270,62 +387,127 @@ def run_ray(agent_factory: Callable[[], Any], config: RunConfig, *, address: str
     return read_results(config.out_dir / RESULTS_FILE)
 
 
+@dataclass(eq=False)
+class _Worker:
+    """One rollout actor as the driver sees it: its handle, and where it runs once it has started."""
+
+    handle: Any
+    index: int
+    where: dict[str, Any] | None = None  # None while starting
+    dead: bool = False
+
+
+class NoWorkers(ConfigError):
+    """No rollout worker could be started on the cluster within :data:`READY_TIMEOUT_S`."""
+
+
+def _actor_data(config: RunConfig, data: Any) -> str:
+    """What an actor opens: a URI as given (each node fetches its own copy), else the absolute path
+    (a worker's working directory need not be the driver's)."""
+    from mobility_env.datasource import is_uri
+
+    return str(config.data) if is_uri(config.data) else data.path
+
+
 def _drive(ray: Any, agent_factory: Callable[[], Any], config: RunConfig, data: Any, work: list[WorkItem],
-           concurrency: int, on_submit: Callable[[Any, WorkItem], None] | None) -> None:
+           concurrency: int, on_submit: Callable[[Any, WorkItem], None] | None, address: str | None = None) -> None:
     from ray.exceptions import RayActorError, RayError, RayTaskError
 
     queue = deque(work)
-    actor_class = ray.remote(num_cpus=0.5 if concurrency == 1 else 0.25, max_concurrency=concurrency)(RolloutWorker)
-
-    actors: list[Any] = []
-
-    def new_actor():
-        # the absolute path: a worker's working directory need not be the driver's
-        actors.append(actor_class.remote(agent_factory, data.path, config.env_kwargs, config.env_id))
-        return actors[-1]
-
-    for _ in range(min(config.workers, len(queue))):
-        new_actor()
-    in_flight: dict[Any, tuple[Any, WorkItem]] = {}
+    cpus = 0.5 if concurrency == 1 else 0.25
+    # SPREAD: on a cluster the workers go to different nodes (a lost node costs fewer of them)
+    actor_class = ray.remote(num_cpus=cpus, max_concurrency=concurrency, scheduling_strategy="SPREAD")(RolloutWorker)
+    workers: list[_Worker] = []
+    starting: dict[Any, _Worker] = {}  # where() ref -> worker: answered once the worker's env is open
+    in_flight: dict[Any, tuple[_Worker, WorkItem]] = {}
     written: set[tuple[str, int]] = set()
+    failures: list[dict[str, Any]] = []
+    by_node: Counter[str] = Counter()
     writer = RunWriter(config.out_dir, config.log)
     bar = _progress(len(queue), config.progress, "episodes (ray)")
     replacements, fatal, deadline = 0, None, None
+    no_worker_since: float | None = time.monotonic()
+    last_start_error: str | None = None
 
-    def submit(actor) -> None:
-        if queue and fatal is None:
+    def start_worker() -> None:
+        worker = _Worker(actor_class.remote(agent_factory, _actor_data(config, data), config.env_kwargs,
+                                            config.env_id), len(workers))
+        workers.append(worker)
+        starting[worker.handle.where.remote()] = worker
+
+    def fill(worker: _Worker) -> None:
+        busy = sum(1 for w, _ in in_flight.values() if w is worker)
+        while busy < concurrency + PREFETCH and queue and fatal is None:
             item = queue.popleft()
-            in_flight[actor.play.remote(*item)] = (actor, item)
+            in_flight[worker.handle.play.remote(*item)] = (worker, item)
+            busy += 1
             if on_submit is not None:
-                on_submit(actor, item)
+                on_submit(worker.handle, item)
 
+    def alive() -> list[_Worker]:
+        return [w for w in workers if w.where is not None and not w.dead]
+
+    def lose(worker: _Worker, exc: BaseException, first: WorkItem | None) -> None:
+        """The worker died (its process, or its node): re-run its episodes, replace it, say so in run.json."""
+        nonlocal replacements, no_worker_since
+        worker.dead = True
+        with contextlib.suppress(RayError, ValueError):  # unavailable need not mean gone: make sure it is
+            ray.kill(worker.handle, no_restart=True)
+        lost = ([first] if first else []) + [it for w, it in in_flight.values() if w is worker]
+        for ref in [r for r, (w, _) in in_flight.items() if w is worker]:
+            in_flight.pop(ref)
+        if fatal is not None:  # stopping anyway: those episodes run on --resume
+            return
+        queue.extendleft(reversed(lost))
+        failures.append(_failure_record(ray, worker, exc, lost))
+        with contextlib.suppress(OSError):
+            update_session(config.out_dir, worker_failures=failures)
+        if config.log:
+            config.log(f"warning: Ray worker {worker.index} lost ({failures[-1]['error']}); "
+                       f"{len(lost)} episode(s) run again")
+        for other in alive():
+            fill(other)
+        if not alive() and no_worker_since is None:
+            no_worker_since = time.monotonic()
+        replacements += 1
+        if replacements > MAX_REPLACEMENTS:
+            raise ConfigError(f"{replacements} Ray workers died; giving up (last: {failures[-1]['error']}; "
+                              "see the Ray logs)")
+        if queue:
+            start_worker()
+
+    nodes_at_start = _alive_nodes(ray)
+    for _ in range(min(config.workers, len(queue))):
+        start_worker()
     try:
-        for actor in list(actors):
-            for _ in range(concurrency):
-                submit(actor)
-        while in_flight and (deadline is None or time.monotonic() < deadline):
-            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=WAIT_S)
+        while (in_flight or (queue and fatal is None)) and (deadline is None or time.monotonic() < deadline):
+            if no_worker_since is not None and queue and time.monotonic() - no_worker_since > READY_TIMEOUT_S:
+                reason = _why_no_worker(ray, cpus, last_start_error)
+                if not written:
+                    raise NoWorkers(f"--backend ray{f' --address {address}' if address else ''}: no Ray worker "
+                                    f"started within {READY_TIMEOUT_S:.0f} s: {reason}")
+                raise RunStopped(stopped_message("no Ray worker", reason, config.out_dir, writer.written,
+                                                 len(queue) + len(in_flight)))
+            ready, _ = ray.wait(list(in_flight) + list(starting), num_returns=1, timeout=WAIT_S)
             if not ready:
                 continue
             ref = ready[0]
-            actor, item = in_flight.pop(ref)
+            if ref in starting:
+                worker = starting.pop(ref)
+                try:
+                    worker.where = ray.get(ref)
+                except RayError as exc:  # it could not start: the package missing there, its node lost...
+                    last_start_error = _one_line(exc)
+                    lose(worker, exc, None)
+                    continue
+                no_worker_since = None
+                fill(worker)
+                continue
+            worker, item = in_flight.pop(ref)
             try:
                 record = ray.get(ref)
             except RayActorError as exc:
-                # The actor died: requeue its unfinished work and replace it once.
-                lost = [item] + [it for a, it in in_flight.values() if a == actor]
-                for r in [r for r, (a, _) in in_flight.items() if a == actor]:
-                    in_flight.pop(r)
-                if fatal is not None:  # stopping anyway: those episodes run on --resume
-                    continue
-                replacements += 1
-                if replacements > MAX_REPLACEMENTS:
-                    last = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
-                    raise ConfigError(f"{replacements} Ray workers died; giving up (last: {last}; see the Ray logs)")
-                queue.extendleft(reversed(lost))
-                replacement = new_actor()
-                for _ in range(concurrency):
-                    submit(replacement)
+                lose(worker, exc, item)
                 continue
             except RayTaskError as exc:  # an error outside the agent's own guard
                 name = fatal_error_name(exc)
@@ -342,15 +524,64 @@ def _drive(ray: Any, agent_factory: Callable[[], Any], config: RunConfig, data: 
             if item[:2] not in written:
                 writer.write(item, record)
                 written.add(item[:2])
+                by_node[(worker.where or {}).get("node_id", "?")] += 1
                 if bar:
                     bar.update(record)
-            submit(actor)
+            fill(worker)
     finally:
         writer.close()
         if bar:
             bar.close()
-        for actor in actors:  # on a cluster that outlives the run, its workers must not
+        for worker in workers:  # on a cluster that outlives the run, its workers must not
             with contextlib.suppress(RayError, ValueError):
-                ray.kill(actor)
+                ray.kill(worker.handle)
+        alive_now = _alive_nodes(ray)
+        for failure in failures:  # Ray declares a node dead some seconds after its workers become unreachable
+            if failure["node_id"] and alive_now is not None:
+                failure["node_alive"] = failure["node_id"] in alive_now
+        summary = {"address": address or "local", "nodes_at_start": len(nodes_at_start or ()),
+                   "nodes_lost": sorted(set(nodes_at_start or ()) - set(alive_now or nodes_at_start or ())),
+                   "workers_started": len(workers), "episodes_by_node": dict(by_node)}
+        with contextlib.suppress(OSError):
+            update_session(config.out_dir, ray=summary, **({"worker_failures": failures} if failures else {}))
     if fatal is not None:
         raise RunStopped(stopped_message(*fatal, config.out_dir, writer.written, len(work) - writer.written))
+
+
+def _alive_nodes(ray: Any) -> set[str] | None:
+    """Ids of the cluster's alive nodes (None when the cluster does not answer)."""
+    from ray.exceptions import RayError
+
+    try:
+        return {n["NodeID"] for n in ray.nodes() if n.get("Alive")}
+    except (RayError, OSError, KeyError):
+        return None
+
+
+def _failure_record(ray: Any, worker: _Worker, exc: BaseException, lost: list[WorkItem]) -> dict[str, Any]:
+    """What ``run.json`` says about a lost worker: where it ran, the error, the episodes that run again, and
+    whether its node is alive (as Ray sees it at the loss; updated when the session ends)."""
+    where = worker.where or {}
+    alive = _alive_nodes(ray) if where.get("node_id") else None
+    return {"at": time.strftime("%Y-%m-%dT%H:%M:%S"), "worker": worker.index, "node_id": where.get("node_id"),
+            "node_ip": where.get("node_ip"), "pid": where.get("pid"),
+            "node_alive": None if alive is None else where["node_id"] in alive,
+            "error": f"{type(exc).__name__}: {_one_line(exc)}", "episodes_rerun": [list(item[:2]) for item in lost]}
+
+
+def _why_no_worker(ray: Any, cpus: float, start_error: str | None) -> str:
+    """One clause naming what keeps workers from starting."""
+    from ray.exceptions import RayError
+
+    if start_error:
+        return f"a worker failed to start: {start_error}"
+    try:
+        nodes = [n for n in ray.nodes() if n.get("Alive")]
+        total, free = ray.cluster_resources().get("CPU", 0.0), ray.available_resources().get("CPU", 0.0)
+    except (RayError, OSError) as exc:
+        return f"the cluster does not answer ({_one_line(exc)})"
+    if free < cpus:
+        return (f"no free CPU for a worker (each needs {cpus:g} CPU; the cluster's {len(nodes)} alive node(s) have "
+                f"{total:g} CPU, {free:g} free): add a node or free some")
+    return (f"workers were placed but none answered ({len(nodes)} alive node(s), {free:g} CPU free): can every node "
+            "import mobility-env (installed in the same Python), and reach this machine? See the nodes' Ray logs")

@@ -559,15 +559,21 @@ def start_run(config: RunConfig, data: RunData, session: RunSession, previous: d
     write_text_atomic(out / RUN_FILE, json_text(run_info, indent=2) + "\n")
 
 
-def record_stop(out: Path, stop: RunStopped) -> None:
+def record_stop(out: Path, stop: MobilityEnvError) -> None:
     """Say in ``run.json`` (this session's entry, ``stopped``) why the run stopped: the endpoint down, busy
-    timeouts included in the message, or refusing the run."""
+    timeouts included in the message, or refusing the run; on Ray also a cluster that could not be joined."""
+    update_session(out, stopped=str(stop))
+
+
+def update_session(out: Path, **fields: Any) -> None:
+    """Set ``fields`` in this session's entry of ``run.json`` (the last one); the Ray backend records the
+    cluster it ran on and each lost worker or node there (``ray``, ``worker_failures``)."""
     info = read_run_info(out)
     if not isinstance(info, dict) or not isinstance(info.get("sessions"), list) or not info["sessions"]:
         return
     last = info["sessions"][-1]
     if isinstance(last, dict):
-        last["stopped"] = str(stop)
+        last.update(fields)
         write_text_atomic(out / RUN_FILE, json_text(info, indent=2) + "\n")
 
 
