@@ -133,14 +133,15 @@ _JAMMED, _SUNNY = ("拥堵", "严重拥堵"), ("晴",)
 HAND_HEDGES = {  # added to the oracle's answer: each must fail (but for tasks whose gold it is: word, golds)
     "route_facts": [(h, ()) for h in (" or maybe 45", " ± 5", " (give or take 5)", " 或者大约45", " maybe 45 to 50",
                                       " 或3小時", " 99 kms", " 45", " 路线2：45", " (alt: 45)", " route B 45 min",
-                                      " 45 min if traffic", " 也可能四十五", " 40多分钟", " 半小时或一个半小时", " 0.5 h")],
+                                      " 45 min if traffic", " 也可能四十五", " 半小时或一个半小时", " 0.5 h")]
+    + [(" 40多分钟", ("40s",))],  # ("40-odd minutes": no hedge where the gold is 40–49 min, as on the 1,705 tasks)
     "weather_now": [(" maybe foggy", ("雾",)), (" or 30C", ()), (" high 30", ()), (" 30 deg", ()),
                     (" (feels like 30)", ()), (" 16 or 30", ()), (" could be sunny", _SUNNY), (" 也可能晴", _SUNNY),
                     (" 或许是晴天", _SUNNY), (" sunny?", _SUNNY), (' "sunny"', _SUNNY)],
     "traffic_now": [(" or jammed", _JAMMED), (" slowing down", ("缓行",)), (" but may get congested", _JAMMED),
                     (" 可能会堵车", _JAMMED), (" 有点拥挤", _JAMMED)],
-    "rain_alarm": [(h, ()) for h in (" 也可能下雨", " maybe rain", " rain is possible", " 不过也可能转晴")]
-    + [(" or sunny", _SUNNY)],
+    "rain_alarm": [(h, ()) for h in (" 也可能下雨", " maybe rain", " rain is possible")]
+    + [(" 不过也可能转晴", _SUNNY), (" or sunny", _SUNNY)],
 }
 HAND_HONEST = {  # whole answers, {0}: the gold spelled as the oracle does; each must pass
     "weather_now": ["Right now it's {0}; bring an umbrella if you go out.", "{0}，不算冷。"],
@@ -159,6 +160,9 @@ def _hand_pool(family: str) -> list[Facts]:
 @pytest.mark.parametrize("family, hedge, golds", [(family, *h) for family, pairs in HAND_HEDGES.items() for h in pairs])
 def test_hand_written_hedges_fail(family, hedge, golds):
     for f in _hand_pool(family):
+        minutes = [q.value for _, q in f.groups if getattr(q, "kind", None) == "duration"]
+        if golds == ("40s",) and any(40 <= m < 50 for m in minutes):
+            continue  # the hedge states the gold
         if f.word not in golds:
             assert not f.passes(f.task.oracle_answer + hedge), (f.task.task_id, hedge)
 

@@ -114,7 +114,7 @@ def test_every_family_makes_checked_tasks_in_both_languages(monkeypatch, dimensi
     for language, seed in (("zh", 1), ("en", 2)):
         # _generate_one runs check_task: the oracle passes, the adversaries and the gate floors fail
         task = generate._generate_one(f"{name}-{language}", random.Random(seed), category, language,
-                                      verify_phone_task, False, dimension)
+                                      verify_phone_task, dimension)
         assert task.dimension == dimension and task.language == language and task.category == category
         if language == "zh":
             assert re.search(r"[\u4e00-\u9fff]{2}", task.query), task.query
@@ -160,8 +160,8 @@ def test_on_the_bundled_set_every_gate_floor_fails(bundled):
     for task in bundled:
         if task.dimension != "basic":
             tried.update(re.sub(r"_without_\w+$", "_without_field", name) for name in _floors_fail(task))
-    assert tried["without_memory_reads"] == 88 and tried["every_skill_loaded"] == 52 and tried["every_agent"] == 40
-    assert tried["payload_without_field"] >= 3 * 40
+    assert tried["without_memory_reads"] == 376 and tried["every_skill_loaded"] == 222 and tried["every_agent"] == 170
+    assert tried["payload_without_field"] >= 3 * 170
 
 
 def test_skill_only_tasks_hide_the_skills_tools_and_their_floor_is_refused_as_unknown(bundled):
@@ -257,13 +257,13 @@ def test_a_request_that_omits_the_preference_needs_the_memory(bundled):
 # ------------------------------------------------------------------------------------------------- through the env
 def test_the_bundled_set_through_gymnasium_make_oracle_100_and_finishing_at_once_0(bundled):
     env = gymnasium.make("MobilePA-v0").unwrapped
-    assert len(env.task_ids) == len(bundled) == 400
+    assert len(env.task_ids) == len(bundled) == 1705
     card = phone_scorecard(play_tasks(PhoneOracleAgent(), env))
     assert card["overall"]["success"] == 1.0 and card["overall"]["weighted"]["score"] == 1.0
     assert set(card["dimension"]) == set(DIMENSIONS)
     assert all(row["success"] == 1.0 for group in ("dimension", "memory_reasoning", "memory_operation", "domain")
                for row in card[group].values())
-    assert card["dimension"]["memory"]["tasks"] == 88
+    assert card["dimension"]["memory"]["tasks"] == 376  # the paper's count
     assert set(card["memory_reasoning"]) == {"single_lookup", "conflict_resolution"}
     assert set(card["memory_operation"]) == {"phone_operation", "memory_modification"}
     floor = phone_scorecard(play_tasks(FinishAtOnceAgent(), env))

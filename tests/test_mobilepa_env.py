@@ -192,10 +192,13 @@ def test_on_the_bundled_set_the_oracle_passes_all_and_cheap_policies_never_beat_
     from mobility_agents.baselines.mobilepa.scripted import FinishAtOnceAgent, PhoneOracleAgent, play_tasks
 
     env = MobilePAEnv()
-    oracle = {r["task_id"]: r for r in play_tasks(PhoneOracleAgent(), env)}
-    assert len(oracle) >= 300 and all(r["metrics"]["success"] == 1.0 for r in oracle.values())
+    # every fourth bundled task (a fixed sample: all 1,705 took ~36 s here; the oracle's 100 % and finishing at
+    # once's 0 % on all of them: test_mobilepa_capability_tasks.py's run through gymnasium.make)
+    sample = env.task_ids[::4]
+    oracle = {r["task_id"]: r for r in play_tasks(PhoneOracleAgent(), env, sample)}
+    assert len(oracle) >= 400 and all(r["metrics"]["success"] == 1.0 for r in oracle.values())
     for agent in (FinishAtOnceAgent(), _SpamAgent()):
-        records = play_tasks(agent, env)
+        records = play_tasks(agent, env, sample)
         passed = [r["task_id"] for r in records if r["metrics"]["success"] == 1.0]
         beaten = [r["task_id"] for r in records if r["return"] > oracle[r["task_id"]]["return"] + 1e-9]
         assert not beaten, (agent.name, beaten[:5])
@@ -267,7 +270,10 @@ def test_answers_stuffed_with_other_records_fail_and_the_honest_answer_passes():
         assert verify_phone_task(task, honest).passed
         records, shown = answer_distractors(task), shown_alternatives(task, honest)
         others = records + shown
-        assert others, task.task_id  # every such task has records a stuffed answer could add
+        if not others:  # a route question whose only recorded option is the gold (a walk of one path): nothing to add
+            assert "maps_route" in {c.name for c in task.oracle_calls}, task.task_id
+            checked["nothing_to_add"] += 1
+            continue
         for _ in range(5):
             picked = rng.sample(others, rng.randint(1, len(others)))
             stuffed = play(task, answer=f"{task.oracle_answer} Also: {', '.join(picked)}")
@@ -275,7 +281,7 @@ def test_answers_stuffed_with_other_records_fail_and_the_honest_answer_passes():
             assert not verdict.passed, (task.task_id, picked)
             assert {"no_other_records", "no_other_values", "no_excluded_words"} & set(verdict.failed_checks)
         checked["maps" if shown else "phone"] += 1
-    assert checked["phone"] >= 5 and checked["maps"] >= 10, checked
+    assert checked["phone"] >= 5 and checked["maps"] >= 10 and checked["nothing_to_add"] <= 5, checked
 
 
 def test_an_agent_that_runs_out_of_actions_is_scored_like_a_truncation(env):

@@ -1,7 +1,7 @@
 """An answer must not say the opposite of what happened (MobilePA verdict version 8, ``outcome_stated``).
 
 Before version 8, replaying the oracle's calls and answering ``抱歉，操作失败了，什么都没有改。`` passed 377 of the 400
-bundled tasks (212 of the 217 whose gold delta the oracle applied); now it passes none. Two parts:
+tasks then bundled (212 of the 217 whose gold delta the oracle applied); now it passes none. Two parts:
 
 * :func:`~mobility_env.mobilepa.outcome_claims.claimed_outcome` read as a claim with polarity: failure, success or
   neither, in Simplified and Traditional Chinese and in English, negations included (``没有失败`` and ``nothing went
@@ -119,7 +119,7 @@ def test_the_oracle_passes_every_bundled_task_and_states_no_opposite_outcome():
     assert PHONE_VERDICT_VERSION == 9
     tasks = bundled()
     passed = [task.task_id for task, oracle in tasks if verify_phone_task(task, oracle).passed]
-    assert len(passed) == len(tasks) == 400
+    assert len(passed) == len(tasks) == 1705
     for task, oracle in tasks:
         checks = _checks(task, oracle, task.oracle_answer)
         assert checks.get("outcome_stated", True), task.task_id

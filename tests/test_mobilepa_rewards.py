@@ -234,13 +234,14 @@ def test_spam_fake_finish_and_repeat_policies_never_pass_nor_reach_the_oracle(po
 @FAST
 @given(TASKS, st.data())
 def test_an_honest_variant_passes_with_the_oracles_return(item, data):
-    """The oracle with one of its successful read calls made twice: nothing to pay for, nothing lost."""
+    """The oracle with one of its successful read calls made twice: nothing to pay for, nothing lost (when the step
+    limit leaves room for the extra call: an oracle of 11 calls and its finish fill the 12 steps)."""
     suite, task = item
     actions = oracle_actions(task)
     trajectory = play(envs()[suite], task.task_id, actions)[1][-1]["trajectory"]["calls"]
     reads = [i for i, c in enumerate(trajectory) if c["status"] == "success" and c["name"] in PHONE_TOOLS
              and not changes_state(c["name"])]
-    if reads:
+    if reads and len(actions) < envs()[suite].max_steps:
         at = data.draw(st.sampled_from(reads))
         actions.insert(at + 1, {"name": trajectory[at]["name"], "arguments": trajectory[at]["arguments"]})
     passed, total, best = outcome(suite, task.task_id, actions)
@@ -324,8 +325,10 @@ def test_the_per_table_changes_equal_the_keyed_diff_after_any_kind_of_write():
 
 
 def test_the_oracle_is_paid_exactly_as_before_on_every_bundled_task():
+    """On every third bundled task (a fixed sample: all 1,705 took ~32 s; every task's oracle is paid its best in
+    test_the_oracle_pays_no_repeated_failure_on_any_bundled_task_and_collects_the_most)."""
     env = envs()["bundled"]
-    for task in env.tasks.values():
+    for task in list(env.tasks.values())[::3]:
         check_against_previous("bundled", task.task_id, oracle_actions(task))
 
 

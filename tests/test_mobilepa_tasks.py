@@ -17,8 +17,8 @@ import pytest
 from mobility_env.errors import ConfigError, DataFileError
 from mobility_env.mobilepa.catalogue import PHONE_TOOLS
 from mobility_env.mobilepa.episode import play
-from mobility_env.mobilepa.generate import (CAPABILITY_TASK_TOOLS, MAPS_TASK_TOOLS, generate_tasks, task_counts,
-                                            write_task_set)
+from mobility_env.mobilepa.generate import (CAPABILITY_TASK_TOOLS, DOMAIN_TASK_TOOLS, MAPS_TASK_TOOLS,
+                                            dimension_plan, generate_tasks, task_counts, write_task_set)
 from mobility_env.mobilepa.skills import SKILLS
 from mobility_env.mobilepa.generate_checks import adversaries, probe_arguments
 from mobility_env.mobilepa.generate_oracle import GenerationError
@@ -45,15 +45,16 @@ def _writes(name: str) -> bool:
 
 def test_the_bundled_set_is_what_its_manifest_says(bundled):
     manifest = json.loads((BUNDLED / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["suite"] == "mobilepa" and manifest["tasks"] == len(bundled) == 400
+    assert manifest["suite"] == "mobilepa" and manifest["tasks"] == len(bundled) == 1705  # the paper's size
     assert manifest["counts"] == task_counts(bundled)
-    assert len({t.task_id for t in bundled}) == 400
+    assert len({t.task_id for t in bundled}) == 1705
+    assert manifest["counts"]["dimension"]["memory"] == dimension_plan(1705).count("memory") == 376
 
 
 def test_the_bundled_set_is_regenerated_byte_for_byte(tmp_path):
     manifest = json.loads((BUNDLED / "manifest.json").read_text(encoding="utf-8"))
     out = write_task_set(tmp_path / "again", manifest["tasks"], manifest["seed"], languages=manifest["languages"],
-                         verify=verify_phone_task)
+                         verify=verify_phone_task, workers=2)  # (the same tasks for any workers: tested below)
     for name in (TASKS_FILE, "manifest.json"):
         assert (out / name).read_bytes() == (BUNDLED / name).read_bytes(), name
 
@@ -62,10 +63,17 @@ def _pass_rate(results: list[bool]) -> float:
     return sum(results) / len(results) if results else 0.0
 
 
+#: The tasks the per-task attack test plays: every fourth bundled task (a fixed, deterministic sample: all 1,705
+#: took about 4x as long as the 400 of the set before it; every task also passed these checks when it was generated,
+#: and the regeneration test above regenerates, and so re-checks, all of them).
+SAMPLE_EVERY = 4
+
+
 def test_every_oracle_passes_and_every_cheap_trajectory_fails(bundled):
     """The oracle passes 100 %; finishing at once, calling every offered tool, acting without asking (the right
     values, guessed), dropping the oracle's last state change, and adding one state change nobody asked for
-    (when it succeeds) all pass 0 %."""
+    (when it succeeds) all pass 0 % (on every :data:`SAMPLE_EVERY`-th bundled task)."""
+    bundled = bundled[::SAMPLE_EVERY]
     outcomes: dict[str, list[bool]] = {"oracle": [], "finish_only": [], "every_offered_tool": [],
                                        "act_without_asking": [], "drop_last_change": [], "collateral_change": []}
     for task in bundled:
@@ -88,7 +96,7 @@ def test_every_oracle_passes_and_every_cheap_trajectory_fails(bundled):
     assert rates == {"oracle": 1.0, "finish_only": 0.0, "every_offered_tool": 0.0, "act_without_asking": 0.0,
                      "drop_last_change": 0.0, "collateral_change": 0.0}, rates
     # each adversary was really tried: on every task, on every must-ask task, on most tasks
-    assert len(outcomes["finish_only"]) == len(outcomes["every_offered_tool"]) == 400
+    assert len(outcomes["finish_only"]) == len(outcomes["every_offered_tool"]) == len(bundled) == 427
     assert len(outcomes["act_without_asking"]) == sum(bool(t.gold_behaviour and t.gold_behaviour.must_ask)
                                                       for t in bundled) > 10
     assert len(outcomes["drop_last_change"]) > 250 and len(outcomes["collateral_change"]) > 250
@@ -118,7 +126,8 @@ def test_planted_obstacles_are_in_s0_and_the_gold_matches_the_bucket(bundled):
         if "runtime_exception" in kinds:
             assert any(1 <= f["remaining"] <= 2 for f in s0["faults"]), task.task_id
         if "permission_block" in kinds:
-            assert any(p["granted"] == 0 and p["app"] in ("messages", "phone", "Amap", "assistant")
+            assert any(p["granted"] == 0 and p["app"] in ("messages", "phone", "Amap", "assistant", "chat", "payments",
+                                                          "health", "home", "gallery")
                        for p in s0["permissions"])
         if "missing_parameter" in kinds:
             assert task.bucket == "behaviour" and task.gold_behaviour.must_ask and task.user_replies
@@ -134,13 +143,17 @@ def test_planted_obstacles_are_in_s0_and_the_gold_matches_the_bucket(bundled):
 
 
 def test_each_phone_is_realistic_with_distractor_records(bundled):
+    chinese = 0
     for task in bundled:
         s0 = task.initial_state
         names = [c["name"] for c in s0["contacts"]]
-        assert len(names) >= 8 and any(re.search(r"[\u4e00-\u9fff]", n) for n in names)
+        assert len(names) >= 8
+        chinese += any(re.search(r"[\u4e00-\u9fff]", n) for n in names)
         settings = {r["key"]: r["value"] for r in s0["settings"]}
         assert re.fullmatch(r"202[56]-\d\d-\d\d \d\d:\d\d", settings["clock"])  # 2025: a recorded forecast's day
         assert len(s0["alarms"]) >= 2 and len(s0["events"]) >= 2
+    # each name is Chinese with probability 0.6: a phone of 8 English names happens about once in 1,500 phones
+    assert chinese >= 0.99 * len(bundled)
     assert any(re.fullmatch(r"[A-Za-z ]+", c["name"]) for t in bundled for c in t.initial_state["contacts"])
 
 
@@ -148,7 +161,8 @@ def test_the_action_space_offers_what_is_needed_plus_distractors(bundled):
     for task in bundled:
         offered = task.action_space
         assert len(set(offered)) == len(offered)
-        assert set(offered) <= set(MAPS_TASK_TOOLS if task.dimension == "basic" else CAPABILITY_TASK_TOOLS)
+        assert set(offered) <= set(MAPS_TASK_TOOLS + DOMAIN_TASK_TOOLS if task.dimension == "basic"
+                                   else CAPABILITY_TASK_TOOLS)
         loaded = {t for c in task.oracle_calls if c.name == "load_skill" for t in SKILLS[c.arguments["skill_id"]].tools}
         used = {c.name for c in task.oracle_calls if c.name != "ask_user"} - loaded  # (a loaded skill offers its own)
         assert used <= set(offered), task.task_id

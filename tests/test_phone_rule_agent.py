@@ -28,7 +28,7 @@ from mobility_agents.baselines.mobilepa.capabilities import record_kind, record_
 from mobility_agents.baselines.mobilepa.rule import PhoneRuleAgent, build_plan, extract, resolve_day
 from mobility_env.mobilepa.catalogue import PHONE_TOOLS
 from mobility_env.mobilepa.env import MobilePAEnv
-from mobility_env.mobilepa.generate import BASE_TOOLS, generate_tasks
+from mobility_env.mobilepa.generate import BASE_TOOLS, DOMAIN_TOOLS, generate_tasks
 from mobility_env.mobilepa.generate_phrases import say_clock, say_day, say_duration
 from mobility_env.mobilepa.profile import UserProfile, build_profile, kind_of, with_profile
 from mobility_env.mobilepa.skills import skill_action_space, skill_rows
@@ -68,8 +68,11 @@ def unseen() -> MobilePAEnv:
 
 # ------------------------------------------------------------------------------------------- rates
 def _basic(env: MobilePAEnv, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The results of basic-tool-use tasks (the rule agent does not know the memory, skill and sub-agent tasks)."""
-    return [r for r in results if env.tasks[r["episode_id"]].dimension == "basic"]
+    """The results of basic-tool-use tasks on the first catalogue's domains (the rule agent does not know the memory,
+    skill and sub-agent tasks, nor the later domains' tasks of generator version 5: a benchmark's template matcher is
+    not tuned to new tasks; what it scores there is reported in docs/results.md, not asserted)."""
+    return [r for r in results if env.tasks[r["episode_id"]].dimension == "basic"
+            and not set(env.tasks[r["episode_id"]].action_space) & set(DOMAIN_TOOLS)]
 
 
 def test_bundled_set_rates(bundled: MobilePAEnv, bundled_results: list[dict[str, Any]]) -> None:

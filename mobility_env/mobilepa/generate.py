@@ -7,8 +7,8 @@ before it ships.
   or sub-agent use in the fixed proportions of :data:`DIMENSION_SHARES` (memory: the paper's 376 of 1,705;
   the others ours), each prefix of the plan as close to them as whole tasks allow. A capability task draws
   its family from :mod:`.generate_memory`, :mod:`.generate_skills` or :mod:`.generate_subagents` (by its
-  category) and carries its dimension's gate; a basic task is generator version 3's task at its position,
-  byte for byte (``dimensions=("basic",)`` gives version 3's sets);
+  category) and carries its dimension's gate; a basic task outside the later domains' blocks is generator version
+  3's task at its position, byte for byte;
 * **categories** in turn (basic task ``i`` exercises ``CATEGORIES[i % 5]``: grounding, conditional
   planning, state tracking, intent correction, error recovery; the ``k``-th task of a capability dimension
   ``CATEGORIES[k % 5]``, so each dimension covers every category alike), languages in turn within each
@@ -18,6 +18,14 @@ before it ships.
   second of every :data:`MAPS_EVERY` blocks; its family is drawn from :data:`.generate_maps.FAMILIES`
   (navigation, route facts, weather, rides … on places and routes the bundled MobilityBench set
   recorded). The other tasks draw exactly as they did before maps tasks existed;
+* **the later domains** (generator version 5): basic task ``i`` is a task of messaging & social, shopping &
+  payments, health & fitness, smart home or files & photos when its block is the fourth of every
+  :data:`DOMAINS_EVERY` blocks (``(i // block) % 4 == 3``: one basic task in four, every category and language
+  alike); its family is drawn from :data:`.generate_domains.FAMILIES`, which seeds the domain's rows (chats, a
+  shop, health data, a home, a gallery) and its permission, and :func:`.generate_domains.blocker` plants the
+  domain's state dependencies (airplane mode against a chat message, a checkout or a shared photo; Wi-Fi and
+  Bluetooth off against a smart-home command; location off against an outdoor workout). Every other task is
+  byte for byte version 4's;
 * **S0**: a realistic phone per task (:mod:`.generate_world`: contacts with Chinese and English names,
   a clock, several alarms and events) plus what the family adds and the **obstacles** planted against
   the calls it needs: a ``faults`` row with ``remaining`` 1–2 (runtime exception), the app's
@@ -32,8 +40,8 @@ before it ships.
 * **A0**: the tools the oracle used, the tools that clear their obstacles (offered whether or not
   one is planted, so ``A0`` does not give the obstacle away), and 1–3 distractors (same-domain where
   there are some; one always a state-changing tool, see :func:`_action_space`), shuffled; only the
-  25 tools of :data:`BASE_TOOLS` are used (maps tasks: :data:`MAPS_TASK_TOOLS`; capability tasks also
-  :data:`CAPABILITY_TASK_TOOLS`), whatever else is registered.
+  25 tools of :data:`BASE_TOOLS` are used (maps tasks: :data:`MAPS_TASK_TOOLS`; the later domains' tasks:
+  :data:`DOMAIN_TASK_TOOLS`; capability tasks also :data:`CAPABILITY_TASK_TOOLS`), whatever else is registered.
 
 Capability tasks build ``S_0`` and ``A_0`` the same way, plus what their draft adds: the user profile's
 memories and the memory tools (memory), the offered skills' rows and ``load_skill`` with the skills' tools
@@ -52,7 +60,7 @@ the same arguments give byte-identical files (:func:`write_task_set`). Example::
 
     from mobility_rewards.mobilepa.verify import verify_phone_task
     tasks = generate_tasks(20, seed=7, verify=verify_phone_task)
-    write_task_set("out/mobilepa", 400, seed=0, verify=verify_phone_task)
+    write_task_set("out/mobilepa", 1705, seed=0, verify=verify_phone_task, workers=2)
     basic_only = generate_tasks(20, seed=7, dimensions=("basic",), verify=verify_phone_task)
 """
 
@@ -65,8 +73,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError
-from . import (generate_conditional, generate_correction, generate_grounding, generate_maps, generate_memory,
-               generate_skills, generate_subagents, generate_tracking)
+from . import (generate_conditional, generate_correction, generate_domains, generate_grounding, generate_maps,
+               generate_memory, generate_skills, generate_subagents, generate_tracking)
 from .catalogue import PHONE_TOOLS
 from .domains.subagents import SUB_AGENTS
 from .generate_checks import Verifier, check_task
@@ -83,7 +91,8 @@ GENERATOR = "mobility_env.mobilepa.generate"
 # 2 — maps & travel tasks (one block of tasks in four).
 # 3 — answer_excludes (weather, traffic).
 # 4 — the memory, skill and sub-agent dimensions.
-GENERATOR_VERSION = 4
+# 5 — tasks of the five later domains (one basic block in four); the bundled set at the paper's size (1,705).
+GENERATOR_VERSION = 5
 LANGUAGES = ("zh", "en")
 #: The tools tasks are built from (a fixed list: tools registered later do not change generated tasks).
 BASE_TOOLS = ("list_apps", "open_app", "close_app", "grant_permission", "search_contacts", "send_message",
@@ -97,6 +106,18 @@ MAPS_TOOLS = ("maps_search_place", "maps_nearby", "maps_reverse_geocode", "maps_
               "save_place", "list_saved_places", "delete_saved_place", "set_departure_reminder", "book_ride",
               "list_rides", "cancel_ride")
 MAPS_TASK_TOOLS = BASE_TOOLS + MAPS_TOOLS + ("update_alarm",)
+#: The tools of the five later domains (with BASE_TOOLS: :data:`DOMAIN_TASK_TOOLS`, what their tasks are built from).
+DOMAIN_TOOLS = ("list_chats", "read_chat", "send_chat_message", "create_group_chat", "add_chat_member",
+                "set_chat_muted", "list_social_feed", "publish_post", "like_post",
+                "search_products", "add_to_cart", "remove_from_cart", "view_cart", "checkout_cart", "list_orders",
+                "cancel_order", "request_refund", "list_payment_methods", "set_default_payment_method",
+                "get_activity_summary", "get_health_trend", "set_step_goal", "start_workout", "end_workout",
+                "add_medication_reminder", "list_medications", "log_medication_taken", "list_health_records",
+                "list_home_devices", "set_device_power", "set_light_brightness", "set_thermostat", "set_lock",
+                "set_room_lights", "list_home_scenes", "run_home_scene",
+                "search_photos", "list_albums", "create_album", "add_photo_to_album", "set_photo_favorite",
+                "delete_photo", "restore_photo", "share_photo", "share_file")
+DOMAIN_TASK_TOOLS = BASE_TOOLS + DOMAIN_TOOLS
 #: Every tool a capability task may offer or use: the maps task tools, the memory tools, the skill loader and every
 #: skill's tools, the sub-agent entry tools, and the do-not-disturb schedule.
 CAPABILITY_TASK_TOOLS = tuple(dict.fromkeys(
@@ -111,6 +132,9 @@ DIMENSION_SHARES = {"basic": SHARE_UNITS - 7_520 - 3_410 - 4_433, "subagent": 3_
 #: MAPS_EVERY blocks (every category and language gets its share; 20 tasks already hold some); the other tasks are
 #: drawn as before.
 MAPS_EVERY = 4
+#: Task ``i`` is a task of the later domains when it is basic and its block is the fourth of every DOMAINS_EVERY
+#: blocks (:data:`DOMAINS_BLOCK`); maps blocks are the second, so the two never meet.
+DOMAINS_EVERY, DOMAINS_BLOCK = 4, 3
 _LOCATED = ("grant_permission", "set_location_service")
 #: Tools offered beside a needed one because they clear its obstacles or find its arguments.
 COMPANIONS = {"send_message": ("search_contacts", "grant_permission", "set_airplane_mode"),
@@ -123,7 +147,23 @@ COMPANIONS = {"send_message": ("search_contacts", "grant_permission", "set_airpl
               "start_navigation": _LOCATED + ("stop_navigation",), "book_ride": _LOCATED + ("cancel_ride",),
               "set_departure_reminder": _LOCATED, "maps_current_location": _LOCATED,
               "share_eta": ("search_contacts", "grant_permission", "get_navigation_status"),
-              "save_place": ("list_saved_places",), "update_alarm": ("list_alarms",)}
+              "save_place": ("list_saved_places",), "update_alarm": ("list_alarms",),
+              # the later domains: the reads that find ids, and what clears each state dependency
+              "send_chat_message": ("list_chats", "search_contacts", "set_airplane_mode"),
+              "create_group_chat": ("search_contacts", "grant_permission", "set_airplane_mode"),
+              "set_chat_muted": ("list_chats",), "add_to_cart": ("search_products", "view_cart", "checkout_cart"),
+              "checkout_cart": ("list_payment_methods", "grant_permission", "set_airplane_mode"),
+              "cancel_order": ("list_orders", "search_products", "set_airplane_mode"),
+              "start_workout": ("get_activity_summary", "set_location_service", "grant_permission", "end_workout"),
+              "add_medication_reminder": ("list_medications", "grant_permission"),
+              "log_medication_taken": ("list_medications", "grant_permission"),
+              **dict.fromkeys(generate_domains.HOME_COMMANDS, ("list_home_devices", "set_wifi", "grant_permission")),
+              "run_home_scene": ("list_home_scenes", "set_wifi", "grant_permission"),
+              "set_photo_favorite": ("search_photos", "grant_permission"),
+              "restore_photo": ("search_photos", "grant_permission"),
+              "create_album": ("list_albums", "search_photos", "grant_permission"),
+              "add_photo_to_album": ("search_photos",),
+              "share_photo": ("search_photos", "search_contacts", "grant_permission", "set_airplane_mode")}
 #: State-changing tools whose probe call (:func:`~.generate_checks.probe_arguments`) succeeds on every generated S0
 #: whatever else the oracle changed, unless the oracle itself uses them (then they are no distractors).
 SAFE_DISTRACTORS = ("create_alarm", "create_event", "set_do_not_disturb", "set_ringer_mode", "set_volume",
@@ -178,7 +218,7 @@ def generate_tasks(n: int, seed: int, *, languages: Sequence[str] = LANGUAGES, d
     dimensions = tuple(dimensions)
     if not dimensions or any(d not in DIMENSIONS for d in dimensions) or len(set(dimensions)) != len(dimensions):
         raise ConfigError(f"dimensions must be a non-empty choice of {DIMENSIONS}, got {dimensions!r}")
-    missing = [name for name in CAPABILITY_TASK_TOOLS if name not in PHONE_TOOLS]
+    missing = [name for name in CAPABILITY_TASK_TOOLS + DOMAIN_TOOLS if name not in PHONE_TOOLS]
     if missing:
         raise ConfigError(f"the MobilePA catalogue lacks the generator's tools {missing}")
     master = random.Random(seed)
@@ -188,9 +228,9 @@ def generate_tasks(n: int, seed: int, *, languages: Sequence[str] = LANGUAGES, d
     for index, dimension in enumerate(dimension_plan(n, dimensions)):
         turn = index if dimension == "basic" else ordinal[dimension]
         ordinal[dimension] += 1
+        kind = dimension if dimension != "basic" else _basic_kind(index, block)
         jobs.append((f"mobilepa-{seed}-{index:05d}", master.getrandbits(64), CATEGORIES[turn % len(CATEGORIES)],
-                     languages[(turn // len(CATEGORIES)) % len(languages)],
-                     dimension == "basic" and (index // block) % MAPS_EVERY == 1, dimension))
+                     languages[(turn // len(CATEGORIES)) % len(languages)], kind))
     if workers <= 1 or n <= chunk:
         return _generate_chunk(jobs, verify)
     import multiprocessing
@@ -200,21 +240,34 @@ def generate_tasks(n: int, seed: int, *, languages: Sequence[str] = LANGUAGES, d
     return [task for part in parts for task in part]
 
 
-def _generate_chunk(jobs: list[tuple[str, int, str, str, bool, str]], verify: Verifier) -> list[PhoneTask]:
-    return [_generate_one(task_id, random.Random(task_seed), category, language, verify, maps, dimension)
-            for task_id, task_seed, category, language, maps, dimension in jobs]
+def _basic_kind(index: int, block: int) -> str:
+    """What basic task ``index`` is: ``maps`` (the second block of every :data:`MAPS_EVERY`), ``domains`` (the
+    fourth of every :data:`DOMAINS_EVERY`: the later domains) or ``basic`` (the first catalogue's tools)."""
+    if (index // block) % MAPS_EVERY == 1:
+        return "maps"
+    return "domains" if (index // block) % DOMAINS_EVERY == DOMAINS_BLOCK else "basic"
 
 
-def _family(rng: random.Random, category: str, maps: bool, dimension: str) -> Family:
-    if dimension != "basic":
-        return rng.choice(CAPABILITY_FAMILIES[dimension][category])
-    return rng.choice(generate_maps.FAMILIES[category] if maps else FAMILIES[category])
+def _generate_chunk(jobs: list[tuple[str, int, str, str, str]], verify: Verifier) -> list[PhoneTask]:
+    return [_generate_one(task_id, random.Random(task_seed), category, language, verify, kind)
+            for task_id, task_seed, category, language, kind in jobs]
+
+
+def _family(rng: random.Random, category: str, kind: str) -> Family:
+    if kind in CAPABILITY_FAMILIES:
+        return rng.choice(CAPABILITY_FAMILIES[kind][category])
+    if kind == "maps":
+        return rng.choice(generate_maps.FAMILIES[category])
+    return rng.choice(generate_domains.FAMILIES[category] if kind == "domains" else FAMILIES[category])
 
 
 def _generate_one(task_id: str, rng: random.Random, category: str, language: str, verify: Verifier,
-                  maps: bool = False, dimension: str = "basic") -> PhoneTask:
+                  kind: str = "basic") -> PhoneTask:
+    """Task ``task_id``; ``kind``: its capability dimension, or for a basic task ``basic``, ``maps`` or
+    ``domains`` (:func:`_basic_kind`)."""
+    dimension = kind if kind in CAPABILITY_FAMILIES else "basic"
     world = build_world(rng, language)
-    draft = _family(rng, category, maps, dimension)(rng, world)
+    draft = _family(rng, category, kind)(rng, world)
     if draft.dimension != dimension:
         raise GenerationError(f"{task_id}: the {dimension} family {draft.family} drafted a {draft.dimension} task")
     if category == "error_recovery":
@@ -227,11 +280,11 @@ def _generate_one(task_id: str, rng: random.Random, category: str, language: str
         raise GenerationError(f"{task_id}: {draft.family} has no obstacle to recover from")
     task = PhoneTask.model_validate({  # a draft: every tool offered, gold filled in below from the oracle
         "task_id": task_id, "query": draft.query, "language": language, "history": draft.history,
-        "initial_state": _initial_state(world, draft), "action_space": _play_space(draft, maps),
+        "initial_state": _initial_state(world, draft), "action_space": _play_space(draft, kind),
         "category": category, "obstacles": obstacles,
         "bucket": "behaviour", "gold_behaviour": {}, "user_replies": draft.user_replies,
         **_gate_fields(draft)})
-    run = OracleRun(task)
+    run = generate_domains.DomainOracleRun(task) if kind == "domains" else OracleRun(task)
     answer = draft.plan(run)
     trajectory = run.finish(answer)
     for obstacle in planted:  # a planted obstacle the oracle never ran into would be a label, not an obstacle
@@ -263,9 +316,12 @@ def _generate_one(task_id: str, rng: random.Random, category: str, language: str
         if draft.dimension == "subagent" and task.gold_behaviour is not None:  # every other offered change is one
             task.gold_behaviour.forbidden = [t for t in task.action_space  # nobody asked for
                                              if PHONE_TOOLS[t].writes and t not in used]
+    elif kind == "maps":
+        task.action_space = _action_space(rng, used, MAPS_TASK_TOOLS, MAPS_SAFE_DISTRACTORS)
+    elif kind == "domains":
+        task.action_space = _action_space(rng, used, DOMAIN_TASK_TOOLS)
     else:
-        task.action_space = _action_space(rng, used, MAPS_TASK_TOOLS, MAPS_SAFE_DISTRACTORS) if maps else \
-            _action_space(rng, used)
+        task.action_space = _action_space(rng, used)
     shipped = PhoneTask.model_validate(task.model_dump())  # the validators, on the finished task
     if shipped != task:
         raise GenerationError(f"{task_id}: the task changes when validated")
@@ -283,11 +339,11 @@ def _initial_state(world: World, draft: Draft) -> dict[str, list[dict[str, Any]]
     return rows
 
 
-def _play_space(draft: Draft, maps: bool) -> list[str]:
+def _play_space(draft: Draft, kind: str) -> list[str]:
     """The tools offered while the oracle plays (a basic task's whole toolbox; a capability task's without the
     hidden skill tools, which only loading offers)."""
     if draft.dimension == "basic":
-        return list(MAPS_TASK_TOOLS if maps else BASE_TOOLS)
+        return list({"maps": MAPS_TASK_TOOLS, "domains": DOMAIN_TASK_TOOLS}.get(kind, BASE_TOOLS))
     return [name for name in CAPABILITY_TASK_TOOLS if name not in draft.hidden]
 
 
@@ -380,6 +436,9 @@ def _blocker(name: str, args: dict[str, Any], world: World) -> Callable[[], dict
                     "note": f"location services are off: {name} (and any call needing the position) fails until "
                             f"they are turned on"}
         return location_off
+    later = generate_domains.blocker(name, args, world)  # (the later domains' tools: no earlier task targets them)
+    if later is not None:
+        return later
     if name == "create_alarm" and world.alarm_at(args["time"]) is None:
         def existing() -> dict[str, Any]:
             world.add_alarm(args["time"], args.get("label", ""), args.get("repeat", "once"), enabled=False)

@@ -234,3 +234,15 @@ PREFERENCE_WORDS = {"不走高速": (["不走高速", "避开高速"], ["avoidin
 LABEL_WORDS = {"home": ("家", "home"), "work": ("公司", "work"), "school": ("学校", "school")}
 RIDE_WORDS = {"economy": ("快车", "a standard ride"), "comfort": ("舒适型专车", "a comfort ride"),
               "xl": ("六座商务车", "an XL ride")}
+
+
+def say_past_day(rng: random.Random, day: dt.date, today: dt.date, lang: str) -> str:
+    """A past day relative to the phone's clock: 昨天/前天 (yesterday, the day before yesterday) or an explicit date
+    (3月15号, on March 15): an adverbial either way."""
+    offset = (today - day).days
+    relative = {1: ("昨天", "yesterday"), 2: ("前天", "the day before yesterday")}
+    if offset in relative and rng.random() < 0.7:
+        return relative[offset][0 if lang == "zh" else 1]
+    if lang == "zh":
+        return f"{day.month}月{day.day}号"
+    return f"on {_EN_MONTHS[day.month - 1]} {day.day}"
