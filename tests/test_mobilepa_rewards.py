@@ -372,3 +372,24 @@ def test_row_keys_are_equal_exactly_when_the_normalized_json_texts_are(first, se
     count and find the same common rows."""
     assert len(delta_rows(first)) == len(previous_rows(first))
     assert len(delta_rows(first) & delta_rows(second)) == len(previous_rows(first) & previous_rows(second))
+
+
+def test_every_generated_id_column_is_either_ignored_or_deliberately_compared():
+    """A table whose ids ``next_id`` issues must say how deltas compare them: ignored (another path may create the
+    same records in another order, or after a failed attempt used an id up) or compared (other rows refer to it)."""
+    from mobility_env.mobilepa.state import ID_COLUMNS, TABLES
+    from mobility_env.mobilepa.tasks import COMPARED_ID_COLUMNS, GENERATED_COLUMNS
+
+    columns = {column for _, column in ID_COLUMNS.values()}
+    assert columns <= GENERATED_COLUMNS | COMPARED_ID_COLUMNS, columns - GENERATED_COLUMNS - COMPARED_ID_COLUMNS
+    assert not GENERATED_COLUMNS & COMPARED_ID_COLUMNS
+    for table, column in ID_COLUMNS.values():
+        assert column in TABLES[table].column_names, (table, column)
+    # two paths that created the same workout and share in another order of ids compare equal
+    first = {"workouts": {"added": [{"workout_id": "workout-1", "kind": "run", "status": "active"}]},
+             "shares": {"added": [{"share_id": "share-2", "kind": "photo", "item_id": "p1", "contact_id": "c1"}]}}
+    second = {"workouts": {"added": [{"workout_id": "workout-2", "kind": "run", "status": "active"}]},
+              "shares": {"added": [{"share_id": "share-1", "kind": "photo", "item_id": "p1", "contact_id": "c1"}]}}
+    assert normalize_delta(first) == normalize_delta(second)
+    wrong_contact = {**second, "shares": {"added": [{**second["shares"]["added"][0], "contact_id": "c2"}]}}
+    assert normalize_delta(first) != normalize_delta(wrong_contact)

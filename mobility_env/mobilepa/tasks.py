@@ -49,9 +49,16 @@ OBSTACLES = ("missing_parameter", "permission_block", "state_change", "runtime_e
 ALWAYS_OFFERED = ("finish", "ask_user")
 TASKS_FILE = "tasks.jsonl"
 #: Columns whose values the sandbox generates (``PhoneState.next_id``): ignored when deltas are compared.
-#: Ids other tables refer to (contact_id, playlist_id, file_id) are compared: a message to the wrong contact fails.
+#: Ids other tables refer to (:data:`COMPARED_ID_COLUMNS`) are compared: a message to the wrong contact fails. Every id
+#: column of :data:`~mobility_env.mobilepa.state.ID_COLUMNS` is in one of the two (a test checks it).
 GENERATED_COLUMNS = frozenset({"alarm_id", "event_id", "message_id", "call_id", "timer_id", "reminder_id",
-                               "handoff_id", "memory_id", "note_id", "nav_id", "departure_id", "order_id"})
+                               "handoff_id", "memory_id", "note_id", "nav_id", "departure_id", "order_id",
+                               "chat_message_id", "post_id", "refund_id", "workout_id", "share_id"})
+#: Generated ids that are compared (most are what rows of other tables refer to: a chat's members and messages, an
+#: album's photos, a medication's doses), so a row tied to the wrong record fails. (``order_id``, which ``refunds``
+#: names, is generated for rides and shop orders and ignored; a refund of the wrong order still fails: that order's
+#: status row differs.)
+COMPARED_ID_COLUMNS = frozenset({"contact_id", "file_id", "playlist_id", "chat_id", "medication_id", "album_id"})
 
 
 class GoldCall(BaseModel):
