@@ -97,12 +97,13 @@ def redact(uri: str) -> str:
 
 
 def data_label(data: str | os.PathLike | None) -> str | None:
-    """A short name of ``data`` for default run folders: the last part of a URI's path (its bucket if none)."""
+    """A short name of ``data`` for default run folders: the last part of a URI's path (its bucket if none), at most
+    64 characters, so a folder named after it stays within the filesystem's limit."""
     if data is None or not is_uri(data):
         return None if data is None else os.fspath(data)
     parts = urlsplit(os.fspath(data))
     name = parts.path.rstrip("/").rsplit("/", 1)[-1] or parts.netloc.rsplit("@", 1)[-1]
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name) or "data"
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)[:64] or "data"
 
 
 def data_cache_dir(cache_dir: str | os.PathLike | None = None) -> Path:
@@ -264,12 +265,14 @@ def _etag_of(metadata: Any) -> str | None:
 
 # --------------------------------------------------------------------------- the cache
 def _cache_name(uri: str) -> str:
-    """``<last path part>-<hash>``: the URI without its secret, and the endpoint the environment names."""
+    """``<data_label>-<hash>``: the URI without its secret, and the endpoint the environment names (a folder name
+    within the filesystem's limit however long the URI)."""
     parts = urlsplit(uri)
     user = parts.netloc.rsplit("@", 1)[0].split(":", 1)[0] if "@" in parts.netloc else ""
     identity = "\n".join([parts._replace(netloc=f"{user}@{parts.netloc.rsplit('@', 1)[-1]}").geturl(),
                           _endpoint(uri) or ""])
-    return f"{data_label(uri)}-{hashlib.blake2b(identity.encode('utf-8'), digest_size=8).hexdigest()}"
+    digest = hashlib.blake2b(identity.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    return f"{data_label(uri) or 'data'}-{digest}"
 
 
 def _read_current(entry: Path) -> dict[str, Any] | None:

@@ -314,6 +314,17 @@ def test_an_unreachable_endpoint_is_a_data_error(cache: Path, monkeypatch: pytes
         localize(uri)
 
 
+def test_a_very_long_uri_is_an_error_about_the_data_not_the_cache_folder(
+        cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 5,000-character key: the cache folder name stays short; the unreachable store is the (typed) error."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{port}")
+    with pytest.raises(DataFileError):
+        localize(f"s3://{BUCKET}/" + "9" * 5000)
+
+
 def test_a_uri_pyarrow_cannot_open_is_a_config_error(cache: Path) -> None:
     with pytest.raises(ConfigError, match="not a URI pyarrow can open"):
         localize("nosuchscheme://bucket/prefix")
