@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import ipaddress
 import os
 import socket
 import subprocess
@@ -50,6 +49,7 @@ from typing import Any, Callable, Iterator
 
 from mobility_env.errors import ConfigError
 
+from .adapters.openenv.config import is_loopback
 from .targets import MOBILITYBENCH, make_env, open_store
 
 from .runner import (RESULTS_FILE, STOP_GRACE_S, RunConfig, RunStopped, RunWriter, WorkItem, _progress, _scenario,
@@ -161,7 +161,7 @@ def join_cluster(ray: Any, address: str) -> None:
     from ray._private import services
 
     host_port = None if address == "auto" or "://" in address else _split_host_port(address)
-    loopback = host_port is not None and _is_loopback(host_port[0])
+    loopback = host_port is not None and is_loopback(host_port[0])
     switch = _loopback_node() if loopback else contextlib.nullcontext()
     with switch:
         if host_port is not None:
@@ -210,15 +210,6 @@ def _split_host_port(address: str) -> tuple[str, int]:
         raise ConfigError(f"--address {address}: not HOST:PORT; pass the address of the cluster's head "
                           "(`ray start --head` prints it; `ray status` there shows it too)")
     return host.strip("[]"), int(port)
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _check_reachable(address: str, dialed: str) -> None:
