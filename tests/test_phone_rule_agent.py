@@ -46,9 +46,16 @@ def _success(results: list[dict[str, Any]]) -> float:
     return sum(r["metrics"]["success"] for r in results) / len(results)
 
 
+def _ambiguous(task: PhoneTask) -> bool:
+    """An ambiguous request of generator version 6 (two records fit: ask which): the rule agent acts on the first
+    match without asking; its score there is reported (docs/mobilepa.md), not asserted."""
+    return any(o["kind"] == "ambiguous_request" for o in task.obstacles)
+
+
 def _base_only(env: MobilePAEnv) -> list[str]:
-    """Tasks built from the generator's base tools only (no maps & travel tools)."""
-    return [t for t in env.task_ids if set(env.tasks[t].action_space) <= set(BASE_TOOLS)]
+    """Tasks built from the generator's base tools only (no maps & travel tools; no ambiguous request)."""
+    return [t for t in env.task_ids
+            if set(env.tasks[t].action_space) <= set(BASE_TOOLS) and not _ambiguous(env.tasks[t])]
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +79,8 @@ def _basic(env: MobilePAEnv, results: list[dict[str, Any]]) -> list[dict[str, An
     skill and sub-agent tasks, nor the later domains' tasks of generator version 5: a benchmark's template matcher is
     not tuned to new tasks; what it scores there is reported in docs/results.md, not asserted)."""
     return [r for r in results if env.tasks[r["episode_id"]].dimension == "basic"
-            and not set(env.tasks[r["episode_id"]].action_space) & set(DOMAIN_TOOLS)]
+            and not set(env.tasks[r["episode_id"]].action_space) & set(DOMAIN_TOOLS)
+            and not _ambiguous(env.tasks[r["episode_id"]])]
 
 
 def test_bundled_set_rates(bundled: MobilePAEnv, bundled_results: list[dict[str, Any]]) -> None:
@@ -157,7 +165,7 @@ def test_the_sealed_env_catches_a_peeking_agent(bundled: MobilePAEnv) -> None:
 @pytest.mark.parametrize("module", [phone_rule, phone_parse, phone_capabilities], ids=lambda m: m.__name__)
 def test_its_code_names_nothing_privileged(module: Any) -> None:
     forbidden = {"env", "unwrapped", "tasks", "task", "gold_calls", "gold_delta", "gold_behaviour", "oracle_calls",
-                 "oracle_answer", "initial_state", "user_replies", "state", "memory_gate", "skill_gate",
+                 "oracle_answer", "initial_state", "user_replies", "user_facts", "state", "memory_gate", "skill_gate",
                  "handoff_gate", "memory_ids", "profile"}
     tree = ast.parse(inspect.getsource(module))
     used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}

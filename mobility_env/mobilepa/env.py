@@ -35,6 +35,8 @@ SUITE = "mobilepa"
 _INSTALLED_TASKS = Path(__file__).resolve().parents[1] / "_bundled" / "mobilepa"
 BUNDLED_TASKS = _INSTALLED_TASKS if (_INSTALLED_TASKS / "tasks.jsonl").exists() else \
     Path(__file__).resolve().parents[2] / "datasets" / "mobilepa"
+#: The held-out phrasing split of the bundled tasks (``gym.make("MobilePA-v0", data=HELDOUT_TASKS)``; next to them).
+HELDOUT_TASKS = BUNDLED_TASKS.parent / "mobilepa-heldout"
 _ASK_USER = {"type": "function", "function": {
     "name": "ask_user", "description": "Ask the user a question (a missing detail, a confirmation); returns the reply.",
     "parameters": {"type": "object", "properties": {"question": {"type": "string", "description": "the question"}},

@@ -2,9 +2,12 @@
 
 :class:`PhoneSession` is the one place a task's calls are executed: the env's ``step`` and the
 oracle/generator checks all go through it, so they cannot disagree. ``ask_user(question)`` is
-answered from the task's ``user_replies`` in order (``"(no answer)"`` when they run out) and
-changes no state; every other call goes to :func:`~mobility_env.mobilepa.catalogue.execute`, except
-a tool outside the episode's action space, which is refused as ``unknown_tool`` (logged, no effect).
+answered by the simulated user from the task's hidden ``user_facts``
+(:func:`~mobility_env.mobilepa.simulated_user.answer`: a confirmation, a question for a slot, any other question;
+the facts told are the session's), or, for a task without facts (older task files), from its ``user_replies`` in
+order whatever the question (``"(no answer)"`` when they run out); it changes no state. Every other call goes
+to :func:`~mobility_env.mobilepa.catalogue.execute`, except a tool outside the episode's action space, which is
+refused as ``unknown_tool`` (logged, no effect).
 
 The action space can grow during an episode: a successful ``load_skill`` (the skill dimension) adds the loaded
 skill's tools (:data:`~mobility_env.mobilepa.skills.SKILLS`) to the offered tools, so they can be called
@@ -22,6 +25,7 @@ from typing import Any
 from ..trajectory import ErrorKind
 from .catalogue import PHONE_TOOLS, Feedback, execute, failure, success
 from .domains.maps_travel import use_maps_data
+from .simulated_user import answer
 from .skills import LOAD_SKILL, SKILLS
 from .state import PhoneState, StateTemplate
 from .tasks import ALWAYS_OFFERED, PhoneTask
@@ -74,22 +78,26 @@ class PhoneTrajectory:
 
 
 _TEMPLATES: dict[str, tuple[PhoneTask, StateTemplate]] = {}
+#: Templates kept per process: the whole bundled evaluation set (1,705 tasks) fits, so a second pass over it (or an RL
+#: group revisiting a task) does not rebuild them (~45 KiB each: ~80 MiB for the bundled set).
+TEMPLATES_KEPT = 2048
 
 
 def template_of(task: PhoneTask) -> StateTemplate:
-    """The task's ``S_0`` template, built once per task object and process (kept for the last 512 tasks)."""
+    """The task's ``S_0`` template, built once per task object and process (kept for the last
+    :data:`TEMPLATES_KEPT` tasks)."""
     cached = _TEMPLATES.get(task.task_id)
     if cached is not None and cached[0] is task:
         return cached[1]
     template = StateTemplate(task.initial_state)
-    if len(_TEMPLATES) >= 512:
+    if len(_TEMPLATES) >= TEMPLATES_KEPT:
         _TEMPLATES.pop(next(iter(_TEMPLATES)))
     _TEMPLATES[task.task_id] = (task, template)
     return template
 
 
 class PhoneSession:
-    """A task being played: its live state, the calls so far, the user's remaining replies.
+    """A task being played: its live state, the calls so far, the facts the user told (or their remaining replies).
 
     ``maps_data``: the recorded MobilityBench set the maps & travel tools replay (a built directory or an
     official file; None: the bundled set), see :mod:`~mobility_env.mobilepa.domains.maps_travel`."""
@@ -105,6 +113,7 @@ class PhoneSession:
         self._expanded = False
         self.calls: list[PhoneCall] = []
         self._replies = list(task.user_replies)
+        self._told: set[int] = set()  # the indexes of the user facts told so far
 
     def take_expansion(self) -> bool:
         """Whether the offered tools grew since the last call (a skill was loaded), and forget it."""
@@ -131,7 +140,7 @@ class PhoneSession:
                 feedback = failure(ErrorKind.SCHEMA_ERROR, "ask_user: question: expected a non-empty string",
                                    fields=["question"])
             else:
-                feedback = success(reply=self._replies.pop(0) if self._replies else NO_REPLY)
+                feedback = success(reply=self._reply(question))
             self.state.log(step, name, arguments, feedback.status,
                            None if feedback.error_type is None else feedback.error_type.value)
         elif name not in self.offered:
@@ -145,6 +154,11 @@ class PhoneSession:
                                     None if feedback.error_type is None else feedback.error_type.value,
                                     feedback.payload, tuple(self.state.take_touched())))
         return feedback
+
+    def _reply(self, question: str) -> str:
+        if self.task.user_facts:
+            return answer(question, self.task.user_facts, self._told, self.task.language)
+        return self._replies.pop(0) if self._replies else NO_REPLY
 
     def refuse(self, step: int, name: str, arguments: Any, kind: ErrorKind, message: str) -> Feedback:
         """Record an action refused before any tool ran (it did not parse, or broke the action's schema): logged in

@@ -26,13 +26,17 @@ before it ships.
   domain's state dependencies (airplane mode against a chat message, a checkout or a shared photo; Wi-Fi and
   Bluetooth off against a smart-home command; location off against an outdoor workout). Every other task is
   byte for byte version 4's;
+* **ambiguous requests** (generator version 6): a basic grounding task whose block is the third of every
+  :data:`AMBIGUITY_EVERY` blocks draws its family from :data:`.generate_ambiguity.FAMILIES` (two contacts with the
+  request's name, two alarms at the request's time on the 12-hour dial): a ``behaviour`` task that must ask which
+  record is meant. Every other task is version 5's, its ``user_replies`` now ``user_facts`` (the same replies);
 * **S0**: a realistic phone per task (:mod:`.generate_world`: contacts with Chinese and English names,
   a clock, several alarms and events) plus what the family adds and the **obstacles** planted against
   the calls it needs: a ``faults`` row with ``remaining`` 1–2 (runtime exception), the app's
   permission withdrawn (permission block), a setting that blocks the call — airplane mode, automatic
   brightness, a silent ringer, an alarm already there but off, location services off (state change).
   Error-recovery tasks always have one (sometimes two or three); others sometimes. Missing parameters are
-  planted by the families themselves (the request leaves a value out, ``user_replies`` supplies it, the
+  planted by the families themselves (the request leaves a value out, the user's fact supplies it, the
   task is a ``behaviour`` task that must ask);
 * **gold** from the oracle played on ``S0`` through the sandbox (:mod:`.generate_oracle`): the
   successful state-changing calls (``tool_call``), the final delta (``state_change``; never written
@@ -54,6 +58,9 @@ passes, finish-only, every-offered-tool and act-without-asking trajectories fail
 task's gate floors. A failing check raises :class:`~.generate_oracle.GenerationError`; no unchecked task is
 returned.
 
+Phrasing: ``phrasing="heldout"`` re-says the same tasks in the words of :mod:`.heldout_phrasing` (the held-out
+phrasing split, ``datasets/mobilepa-heldout``; see :func:`generate_tasks`); the default ``standard`` is the above.
+
 Determinism: one ``random.Random(seed)`` draws a 64-bit seed per task, in order, and task ``i``
 draws only from its own generator, so the first ``k`` tasks of ``n > k`` are the ``k`` tasks, and
 the same arguments give byte-identical files (:func:`write_task_set`). Example::
@@ -70,11 +77,11 @@ import os
 import random
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, overload
 
 from ..errors import ConfigError
-from . import (generate_conditional, generate_correction, generate_domains, generate_grounding, generate_maps,
-               generate_memory, generate_skills, generate_subagents, generate_tracking)
+from . import (generate_ambiguity, generate_conditional, generate_correction, generate_domains, generate_grounding,
+               generate_maps, generate_memory, generate_skills, generate_subagents, generate_tracking, heldout_phrasing)
 from .catalogue import PHONE_TOOLS
 from .domains.subagents import SUB_AGENTS
 from .generate_checks import Verifier, check_task
@@ -92,7 +99,8 @@ GENERATOR = "mobility_env.mobilepa.generate"
 # 3 — answer_excludes (weather, traffic).
 # 4 — the memory, skill and sub-agent dimensions.
 # 5 — tasks of the five later domains (one basic block in four); the bundled set at the paper's size (1,705).
-GENERATOR_VERSION = 5
+# 6 — user facts and the simulated user; ambiguous requests that must be asked about (grounding, one block in four).
+GENERATOR_VERSION = 6
 LANGUAGES = ("zh", "en")
 #: The tools tasks are built from (a fixed list: tools registered later do not change generated tasks).
 BASE_TOOLS = ("list_apps", "open_app", "close_app", "grant_permission", "search_contacts", "send_message",
@@ -135,6 +143,9 @@ MAPS_EVERY = 4
 #: Task ``i`` is a task of the later domains when it is basic and its block is the fourth of every DOMAINS_EVERY
 #: blocks (:data:`DOMAINS_BLOCK`); maps blocks are the second, so the two never meet.
 DOMAINS_EVERY, DOMAINS_BLOCK = 4, 3
+#: Task ``i`` is an ambiguous-request task (:mod:`.generate_ambiguity`) when it is a basic grounding task whose block is
+#: the third of every AMBIGUITY_EVERY blocks (a block of the first catalogue's tools: never a maps or domains block).
+AMBIGUITY_EVERY, AMBIGUITY_BLOCK = 4, 2
 _LOCATED = ("grant_permission", "set_location_service")
 #: Tools offered beside a needed one because they clear its obstacles or find its arguments.
 COMPANIONS = {"send_message": ("search_contacts", "grant_permission", "set_airplane_mode"),
@@ -180,6 +191,11 @@ FAMILIES: dict[str, tuple[Family, ...]] = {
 #: The families of each capability dimension, by category.
 CAPABILITY_FAMILIES: dict[str, dict[str, tuple[Family, ...]]] = {
     "memory": generate_memory.FAMILIES, "skill": generate_skills.FAMILIES, "subagent": generate_subagents.FAMILIES}
+#: How the user's words are written: ``standard`` (the families' own words) or ``heldout`` (the same tasks re-said by
+#: :mod:`.heldout_phrasing`, a grammar the rule agent may not import; tasks it cannot say are left out).
+PHRASINGS = ("standard", "heldout")
+#: Mixed into a task's seed for its held-out phrasing generator (the standard draws stay untouched).
+HELDOUT_SALT = 0x4E1D07
 OBSTACLE_RATE = 0.3  # share of tasks outside error recovery that get a planted obstacle
 FAULT_MESSAGES = ("service temporarily unavailable; try again", "request timed out; try again",
                   "database is busy; try again")
@@ -203,9 +219,14 @@ def dimension_plan(n: int, dimensions: Sequence[str] = DIMENSIONS) -> list[str]:
 
 
 def generate_tasks(n: int, seed: int, *, languages: Sequence[str] = LANGUAGES, dimensions: Sequence[str] = DIMENSIONS,
-                   verify: Verifier, workers: int = 1, chunk: int = 500) -> list[PhoneTask]:
+                   verify: Verifier, workers: int = 1, chunk: int = 500, phrasing: str = "standard") -> list[PhoneTask]:
     """``n`` checked tasks (see the module docstring); ``verify`` is the bucket verifier they are checked with;
     ``dimensions``: the capability dimensions to mix (:func:`dimension_plan`; ``("basic",)``: basic tool use only).
+
+    ``phrasing="heldout"``: the held-out phrasing split — of the ``n`` planned tasks, those whose request
+    :func:`.heldout_phrasing.render` can say, each the standard task at its position (same id, seed, ``S0``, gold)
+    with the user's words re-rendered from its frame by a generator of its own (``task seed ^`` :data:`HELDOUT_SALT`),
+    then checked like any task; fewer than ``n`` tasks come back.
 
     ``workers > 1`` generates chunks of ``chunk`` tasks in worker processes (``verify`` must then be
     picklable: a module-level function); the tasks are identical for any ``workers``.
@@ -215,6 +236,8 @@ def generate_tasks(n: int, seed: int, *, languages: Sequence[str] = LANGUAGES, d
     languages = tuple(languages)
     if not languages or any(lang not in LANGUAGES for lang in languages):
         raise ConfigError(f"languages must be a non-empty choice of {LANGUAGES}, got {languages!r}")
+    if phrasing not in PHRASINGS:
+        raise ConfigError(f"phrasing must be one of {PHRASINGS}, got {phrasing!r}")
     dimensions = tuple(dimensions)
     if not dimensions or any(d not in DIMENSIONS for d in dimensions) or len(set(dimensions)) != len(dimensions):
         raise ConfigError(f"dimensions must be a non-empty choice of {DIMENSIONS}, got {dimensions!r}")
@@ -232,25 +255,35 @@ def generate_tasks(n: int, seed: int, *, languages: Sequence[str] = LANGUAGES, d
         jobs.append((f"mobilepa-{seed}-{index:05d}", master.getrandbits(64), CATEGORIES[turn % len(CATEGORIES)],
                      languages[(turn // len(CATEGORIES)) % len(languages)], kind))
     if workers <= 1 or n <= chunk:
-        return _generate_chunk(jobs, verify)
+        return _generate_chunk(jobs, verify, phrasing)
     import multiprocessing
 
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        parts = pool.starmap(_generate_chunk, [(jobs[start:start + chunk], verify) for start in range(0, n, chunk)])
+        parts = pool.starmap(_generate_chunk, [(jobs[start:start + chunk], verify, phrasing)
+                                               for start in range(0, n, chunk)])
     return [task for part in parts for task in part]
 
 
 def _basic_kind(index: int, block: int) -> str:
     """What basic task ``index`` is: ``maps`` (the second block of every :data:`MAPS_EVERY`), ``domains`` (the
-    fourth of every :data:`DOMAINS_EVERY`: the later domains) or ``basic`` (the first catalogue's tools)."""
+    fourth of every :data:`DOMAINS_EVERY`: the later domains), ``ambiguity`` (a grounding task of the third block of
+    every :data:`AMBIGUITY_EVERY`: :mod:`.generate_ambiguity`) or ``basic`` (the first catalogue's tools)."""
     if (index // block) % MAPS_EVERY == 1:
         return "maps"
+    if (index // block) % AMBIGUITY_EVERY == AMBIGUITY_BLOCK and CATEGORIES[index % len(CATEGORIES)] == "grounding":
+        return "ambiguity"
     return "domains" if (index // block) % DOMAINS_EVERY == DOMAINS_BLOCK else "basic"
 
 
-def _generate_chunk(jobs: list[tuple[str, int, str, str, str]], verify: Verifier) -> list[PhoneTask]:
-    return [_generate_one(task_id, random.Random(task_seed), category, language, verify, kind)
-            for task_id, task_seed, category, language, kind in jobs]
+def _generate_chunk(jobs: list[tuple[str, int, str, str, str]], verify: Verifier,
+                    phrasing: str = "standard") -> list[PhoneTask]:
+    if phrasing == "standard":
+        return [_generate_one(task_id, random.Random(task_seed), category, language, verify, kind)
+                for task_id, task_seed, category, language, kind in jobs]
+    tasks = [_generate_one(task_id, random.Random(task_seed), category, language, verify, kind,
+                           heldout=random.Random(task_seed ^ HELDOUT_SALT))
+             for task_id, task_seed, category, language, kind in jobs]
+    return [task for task in tasks if task is not None]
 
 
 def _family(rng: random.Random, category: str, kind: str) -> Family:
@@ -258,16 +291,34 @@ def _family(rng: random.Random, category: str, kind: str) -> Family:
         return rng.choice(CAPABILITY_FAMILIES[kind][category])
     if kind == "maps":
         return rng.choice(generate_maps.FAMILIES[category])
+    if kind == "ambiguity":
+        return rng.choice(generate_ambiguity.FAMILIES)
     return rng.choice(generate_domains.FAMILIES[category] if kind == "domains" else FAMILIES[category])
 
 
+@overload
 def _generate_one(task_id: str, rng: random.Random, category: str, language: str, verify: Verifier,
-                  kind: str = "basic") -> PhoneTask:
+                  kind: str = ..., heldout: None = ...) -> PhoneTask: ...
+
+
+@overload
+def _generate_one(task_id: str, rng: random.Random, category: str, language: str, verify: Verifier,
+                  kind: str = ..., *, heldout: random.Random) -> PhoneTask | None: ...
+
+
+def _generate_one(task_id: str, rng: random.Random, category: str, language: str, verify: Verifier,
+                  kind: str = "basic", heldout: random.Random | None = None) -> PhoneTask | None:
     """Task ``task_id``; ``kind``: its capability dimension, or for a basic task ``basic``, ``maps`` or
-    ``domains`` (:func:`_basic_kind`)."""
+    ``domains`` (:func:`_basic_kind`); ``heldout``: the held-out phrasing's generator (the draft's words are
+    re-rendered with it; None when :mod:`.heldout_phrasing` cannot say the task)."""
     dimension = kind if kind in CAPABILITY_FAMILIES else "basic"
     world = build_world(rng, language)
     draft = _family(rng, category, kind)(rng, world)
+    if heldout is not None:
+        rendered = heldout_phrasing.render(heldout, draft, world)
+        if rendered is None:
+            return None
+        draft = rendered
     if draft.dimension != dimension:
         raise GenerationError(f"{task_id}: the {dimension} family {draft.family} drafted a {draft.dimension} task")
     if category == "error_recovery":
@@ -282,7 +333,7 @@ def _generate_one(task_id: str, rng: random.Random, category: str, language: str
         "task_id": task_id, "query": draft.query, "language": language, "history": draft.history,
         "initial_state": _initial_state(world, draft), "action_space": _play_space(draft, kind),
         "category": category, "obstacles": obstacles,
-        "bucket": "behaviour", "gold_behaviour": {}, "user_replies": draft.user_replies,
+        "bucket": "behaviour", "gold_behaviour": {}, "user_facts": draft.user_facts,
         **_gate_fields(draft)})
     run = generate_domains.DomainOracleRun(task) if kind == "domains" else OracleRun(task)
     answer = draft.plan(run)
@@ -496,10 +547,15 @@ def task_counts(tasks: Sequence[PhoneTask]) -> dict[str, dict[str, int]]:
 
 
 def write_task_set(directory: str | os.PathLike, n: int, seed: int, *, languages: Sequence[str] = LANGUAGES,
-                   dimensions: Sequence[str] = DIMENSIONS, verify: Verifier, workers: int = 1) -> Path:
+                   dimensions: Sequence[str] = DIMENSIONS, verify: Verifier, workers: int = 1,
+                   phrasing: str = "standard") -> Path:
     """Generate ``n`` tasks and write the task directory (``tasks.jsonl`` and ``manifest.json`` with the seed,
-    the generator, the languages and dimensions, and :func:`task_counts`)."""
-    tasks = generate_tasks(n, seed, languages=languages, dimensions=dimensions, verify=verify, workers=workers)
+    the generator, the languages and dimensions, and :func:`task_counts`). A held-out phrasing set's manifest also
+    records ``phrasing: "heldout"`` and ``planned`` (``n``: the plan its tasks were drawn from); a standard set's
+    has no ``phrasing`` key, so its bytes are what they were before the option existed."""
+    tasks = generate_tasks(n, seed, languages=languages, dimensions=dimensions, verify=verify, workers=workers,
+                           phrasing=phrasing)
+    marked = {} if phrasing == "standard" else {"phrasing": phrasing, "planned": n}
     return write_tasks(directory, tasks, seed=seed, generator=GENERATOR, generator_version=GENERATOR_VERSION,
                        languages=list(languages), dimensions=[d for d in DIMENSIONS if d in dimensions],
-                       counts=task_counts(tasks))
+                       **marked, counts=task_counts(tasks))

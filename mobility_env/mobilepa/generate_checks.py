@@ -10,6 +10,11 @@ pass it, and then each of :func:`adversaries`, which must all fail:
   way, the first alarm, the first contact...), then the oracle's answer;
 * ``act_without_asking`` (tasks that must ask): the oracle's calls without ``ask_user`` — the right
   values, but guessed instead of asked — and the oracle's answer;
+* (:func:`other_readings`) for a request that fits several records (a user fact with ``record`` and other readings
+  that pick other records: :mod:`.generate_ambiguity`), each other reading ``k`` played two ways:
+  ``guess_reading_<k>`` — act at once on that record (the oracle's calls without ``ask_user``, the record swapped:
+  with ``act_without_asking``, acting on the first match whichever it is) — and ``ask_then_reading_<k>`` — ask, then
+  act on that record anyway;
 
 and the answers of :func:`hedged_answers` after the oracle's own calls (the gold named, and beside it
 another amount of an asked quantity, or every other choice of its vocabulary), which must fail too.
@@ -145,6 +150,25 @@ def adversaries(task: PhoneTask, oracle: PhoneTrajectory) -> dict[str, tuple[Pla
     return out
 
 
+def other_readings(task: PhoneTask) -> dict[str, tuple[Plan, str]]:
+    """The plays on the records the user does not mean (see the module docstring), by name."""
+    out: dict[str, tuple[Plan, str]] = {}
+    plan = [(c.name, dict(c.arguments)) for c in task.oracle_calls]
+    readings = [(f.record, other.record) for f in task.user_facts if f.record for other in f.others if other.record]
+    for k, (meant, other) in enumerate(readings, 1):
+        swapped = [(name, _swapped(arguments, meant, other)) for name, arguments in plan]
+        if swapped == plan:
+            raise GenerationError(f"{task.task_id}: the oracle's calls never name the meant record {meant!r}")
+        out[f"guess_reading_{k}"] = ([c for c in swapped if c[0] != "ask_user"], task.oracle_answer)
+        out[f"ask_then_reading_{k}"] = (swapped, task.oracle_answer)
+    return out
+
+
+def _swapped(arguments: dict[str, Any], meant: str, other: str) -> dict[str, Any]:
+    """``arguments`` with every value that is the record ``meant`` replaced by ``other``."""
+    return {key: other if value == meant else value for key, value in arguments.items()}
+
+
 def hedged_answers(task: PhoneTask) -> dict[str, str]:
     """The oracle's answer with a hedge added, by name: ``other_values`` — each asked quantity once more, one
     more unit (``25分钟`` → ``26分钟``); ``every_choice`` — every word of ``answer_excludes``."""
@@ -201,7 +225,8 @@ def check_task(task: PhoneTask, verify: Verifier) -> None:
         if any(checks.get(name) is not True for name in _gate_names(task)):
             raise GenerationError(f"{task.task_id}: the verdict lacks the {task.dimension} gate's checks "
                                   f"{list(_gate_names(task))}: {sorted(checks)}")
-    for name, (calls, answer) in {**adversaries(task, oracle), **gate_floors(task, oracle)}.items():
+    for name, (calls, answer) in {**adversaries(task, oracle), **other_readings(task),
+                                  **gate_floors(task, oracle)}.items():
         if verify(task, play(task, calls, answer)).passed:
             raise GenerationError(f"{task.task_id}: the {name} trajectory passes the task")
     plan = [(c.name, dict(c.arguments)) for c in task.oracle_calls]

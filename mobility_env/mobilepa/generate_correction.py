@@ -14,7 +14,7 @@ import datetime as dt
 import random
 from typing import Any
 
-from .generate_oracle import PERMISSION, RUNTIME, STATE, Draft, GenerationError, OracleRun, missing
+from .generate_oracle import PERMISSION, RUNTIME, STATE, Draft, GenerationError, OracleRun, fact, missing
 from .generate_phrases import quote, say, say_clock, say_day
 from .generate_tracking import OUTGOING, addressee, contact_of
 from .generate_world import ALARM_LABELS, EVENT_TITLES, World
@@ -73,7 +73,8 @@ def changed_alarm(rng: random.Random, world: World) -> Draft:
     if ask:
         query = say(rng, lang, ["时间不对，改一下", "等等，不是这个时间"], ["Wrong time, let me change it.", "Hold on, not that time."])
         return Draft("changed_alarm", "behaviour", query, plan, [target], history=history,
-                     user_replies=[say(rng, lang, [f"{said}", f"改成{said}"], [f"{said}.", f"Make it {said}."])],
+                     user_facts=[fact("time", time, say(rng, lang, [f"{said}", f"改成{said}"],
+                                                        [f"{said}.", f"Make it {said}."]))],
                      obstacle_kinds=(RUNTIME, STATE), must_ask=True,
                      obstacles=[missing("the corrected time is not said: the user's reply gives it")])
     query = say(rng, lang, [f"改成{said}吧", f"不对，{said}才对"], [f"Make it {said} instead.", f"No, {said}."])

@@ -40,10 +40,11 @@ from .catalogue import Feedback
 from .domains.health_fitness import OUTDOOR
 from .generate_domain_world import (ALBUMS, CHAT_GROUPS, MEDICATIONS, PLACES, add_photos, seed_chats,
                                     seed_gallery, seed_health, seed_home, seed_shop)
-from .generate_oracle import PERMISSION, RUNTIME, STATE, Draft, GenerationError, OracleRun, missing
+from .generate_oracle import PERMISSION, RUNTIME, STATE, Draft, GenerationError, OracleRun, fact, missing
 from .generate_phrases import quote, say, say_clock, say_past_day
 from .generate_tracking import OUTGOING, addressee, contact_of
 from .generate_world import World
+from .tasks import Reading
 
 ASK_RATE = 0.25
 ALL_KINDS = (RUNTIME, PERMISSION, STATE)
@@ -139,7 +140,8 @@ def chat_message(rng: random.Random, world: World) -> Draft:
                     [f"Send {who} a WeChat message.", f"Message {who} on WeChat for me."])
         reply = say(rng, lang, [f"就说{q}", f"{q}"], [f"Say {q}", f"{q}"])
         return Draft("chat_message", "behaviour", query, lambda run: plan(run, True), [target],
-                     reads=_chat_reads(contact, key), obstacle_kinds=(RUNTIME, STATE), user_replies=[reply],
+                     reads=_chat_reads(contact, key), obstacle_kinds=(RUNTIME, STATE),
+                     user_facts=[fact("text", text, reply)],
                      must_ask=True, obstacles=[missing("no message text: the user's reply gives it")])
     query = say(rng, lang, [f"在微信上跟{who}说{q}", f"微信发给{who}：{q}", f"用微信告诉{who}{q}"],
                 [f"Send {who} a WeChat message: {q}", f"Message {who} on WeChat saying {q}",
@@ -319,7 +321,9 @@ def checkout(rng: random.Random, world: World) -> Draft:
         reply = say(rng, lang, [f"用{method['label']}付吧", f"{method['label']}"],
                     [f"Use the {method['label']}.", f"{method['label']}, please."])
         return Draft("checkout", "behaviour", query, plan, targets, reads=("search_products", "list_payment_methods"),
-                     obstacle_kinds=ALL_KINDS, user_replies=[reply], must_ask=True,
+                     obstacle_kinds=ALL_KINDS, must_ask=True,
+                     user_facts=[fact("choice", method["label"], reply, others=[
+                         Reading(value=m["label"]) for m in world.extra["payment_methods"] if m is not method])],
                      obstacles=[missing("no default payment method: the user's reply names one")])
     return Draft("checkout", "state_change", query, plan, targets, reads=("search_products",), obstacle_kinds=ALL_KINDS)
 
@@ -392,7 +396,7 @@ def medication_reminder(rng: random.Random, world: World) -> Draft:
         query = say(rng, lang, [f"帮我设个吃药提醒：{name}，一次{dose}"], [f"Set a medication reminder: {name}, {dose}."])
         reply = say(rng, lang, [f"每天{when}", f"{when}吧"], [f"Every day at {when}.", f"{when}."])
         return Draft("medication_reminder", "behaviour", query, lambda run: plan(run, True), [target],
-                     obstacle_kinds=(RUNTIME, PERMISSION), user_replies=[reply], must_ask=True,
+                     obstacle_kinds=(RUNTIME, PERMISSION), user_facts=[fact("time", time, reply)], must_ask=True,
                      obstacles=[missing("no reminder time: the user's reply gives it")])
     query = say(rng, lang, [f"每天{when}提醒我吃{name}，一次{dose}", f"帮我加个吃药提醒：{name}，{dose}，每天{when}"],
                 [f"Remind me to take {name} ({dose}) every day at {when}.",

@@ -11,9 +11,10 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from .generate_oracle import RUNTIME, STATE, Draft, OracleRun, missing
+from .generate_oracle import RUNTIME, STATE, Draft, OracleRun, fact, missing
 from .generate_phrases import clock_spellings, phone_spellings, quote, say, say_clock, say_day, say_duration
 from .generate_world import ALARM_LABELS, EVENT_TITLES, LOCATIONS, REPEATS, World
+from .tasks import Reading, UserFact
 
 ASK_RATE = 0.25
 STREAMS = {"media": (["媒体音量", "音乐音量"], ["media volume", "music volume"]),
@@ -52,12 +53,20 @@ def brightness(rng: random.Random, world: World) -> Draft:
                      "Can you change the screen brightness?"])
         reply = say(rng, lang, [f"调到{level}%吧", f"{level}就行"], [f"Make it {level}%.", f"{level} percent."])
         return Draft("brightness", "behaviour", query, lambda run: plan(run, True), [target],
-                     obstacle_kinds=(RUNTIME, STATE), user_replies=[reply], must_ask=True,
+                     obstacle_kinds=(RUNTIME, STATE), user_facts=[fact("level", str(level), reply)], must_ask=True,
                      obstacles=[missing("no brightness level: the user's reply gives it")])
     query = say(rng, lang, [f"把屏幕亮度调到{level}%", f"亮度调成{level}%吧", f"麻烦把亮度设成百分之{level}"],
                 [f"Set the screen brightness to {level}%.", f"Brightness {level} percent, please.",
                  f"Can you put the display at {level}% brightness?"])
     return Draft("brightness", "tool_call", query, plan, [target], obstacle_kinds=(RUNTIME, STATE))
+
+
+def _stream_fact(stream: str, reply: str) -> UserFact:
+    """The audio stream the user means, with the other streams as the readings they do not."""
+    def words(name: str) -> list[str]:
+        return [*STREAMS[name][0], *STREAMS[name][1]]
+    return fact("stream", stream, reply, words(stream),
+                [Reading(value=other, words=words(other)) for other in STREAMS if other != stream])
 
 
 def volume(rng: random.Random, world: World) -> Draft:
@@ -81,7 +90,7 @@ def volume(rng: random.Random, world: World) -> Draft:
                     [f"Set the volume to {level}.", f"Volume to {level}%, please."])
         reply = say(rng, lang, [word, f"{word}吧"], [f"The {word}.", f"{word}"])
         return Draft("volume", "behaviour", query, lambda run: plan(run, True), [target],
-                     obstacle_kinds=(RUNTIME, STATE), user_replies=[reply], must_ask=True,
+                     obstacle_kinds=(RUNTIME, STATE), user_facts=[_stream_fact(stream, reply)], must_ask=True,
                      obstacles=[missing("no audio stream: the user's reply names it")])
     query = say(rng, lang, [f"把{word}调到{level}", f"{word}设成{level}%", f"帮我把{word}调到百分之{level}"],
                 [f"Set the {word} to {level}%.", f"Can you put the {word} at {level} percent?",
@@ -166,7 +175,7 @@ def create_alarm(rng: random.Random, world: World) -> Draft:
         query = say(rng, lang, [f"帮我定个{rep_zh}闹钟，标签写{q}"], [f"Set an alarm{rep_en} labelled {q}."])
         reply = say(rng, lang, [f"{when}吧", f"{when}"], [f"At {when}.", f"{when}, please."])
         return Draft("create_alarm", "behaviour", query, lambda run: plan(run, True), [target],
-                     obstacle_kinds=(RUNTIME, STATE), user_replies=[reply], must_ask=True,
+                     obstacle_kinds=(RUNTIME, STATE), user_facts=[fact("time", time, reply)], must_ask=True,
                      obstacles=[missing("no alarm time: the user's reply gives it")])
     query = say(rng, lang, [f"帮我定一个{rep_zh}{when}的闹钟，标签写{q}", f"{rep_zh or '明天'}{when}叫我，闹钟名字叫{q}",
                             f"设个闹钟：{when}，备注{q}" + (f"，{rep_zh}都响" if rep_zh else "")],
@@ -210,7 +219,8 @@ def create_event(rng: random.Random, world: World) -> Draft:
                     [f"Add {q} to my calendar {when_day}{where}."])
         reply = say(rng, lang, [f"{s}到{e}"], [f"From {s} to {e}."])
         return Draft("create_event", "behaviour", query, lambda run: plan(run, True), [("create_event", args)],
-                     reads=("get_device_status",), user_replies=[reply], must_ask=True,
+                     reads=("get_device_status",), must_ask=True,
+                     user_facts=[fact("span", f"{args['start'][11:]}-{args['end'][11:]}", reply)],
                      obstacles=[missing("no event time: the user's reply gives start and end")])
     query = say(rng, lang, [f"帮我在日历上加个{q}，{when_day}{s}到{e}{where}",
                             f"{when_day}{s}有个{q}，大概{say_duration(minutes, lang)}，帮我记到日历里{where}"],

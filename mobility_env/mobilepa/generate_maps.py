@@ -31,7 +31,7 @@ from typing import Any
 
 from ..canonical import canonical_coordinate
 from .domains.maps_travel import travel_minutes
-from .generate_oracle import PERMISSION, RUNTIME, STATE, Draft, GenerationError, OracleRun, missing
+from .generate_oracle import PERMISSION, RUNTIME, STATE, Draft, GenerationError, OracleRun, fact, missing
 from .generate_phrases import (CONDITION_WORDS, HOW, LABEL_WORDS, MODE_WORDS, PREFERENCE_WORDS, RIDE_WORDS,
                                TRAFFIC_WORDS, distance_spellings, distance_text, minutes_spellings, minutes_text,
                                other_words, quote, say, say_clock, say_day, shift_clock, word_spellings)
@@ -104,7 +104,8 @@ def navigate(rng: random.Random, world: World) -> Draft:
     if ask:
         query = say(rng, lang, ["帮我开个导航", "开始导航吧"], ["Start navigation for me.", "Navigate, please."])
         return Draft("navigate", "behaviour", query, plan, [_target(place, route)], reads=READS,
-                     obstacle_kinds=ALL_KINDS, user_replies=[_go(rng, lang, place, route)], must_ask=True,
+                     obstacle_kinds=ALL_KINDS, user_facts=[fact("place", place.name, _go(rng, lang, place, route))],
+                     must_ask=True,
                      obstacles=[missing("no destination: the user's reply names it")])
     return Draft("navigate", "state_change", _go(rng, lang, place, route), plan, [_target(place, route)], reads=READS,
                  obstacle_kinds=ALL_KINDS)
@@ -341,7 +342,7 @@ def ride(rng: random.Random, world: World) -> Draft:
     if ask:
         query = say(rng, lang, [f"帮我叫个{zh}", f"叫辆{zh}"], [f"Book me {en}.", f"Get me {en}, please."])
         return Draft("ride", "behaviour", query, plan, [target], reads=("maps_search_place",), obstacle_kinds=ALL_KINDS,
-                     user_replies=[say(rng, lang, [f"去{name}"], [f"To {name}."])], must_ask=True,
+                     user_facts=[fact("place", name, say(rng, lang, [f"去{name}"], [f"To {name}."]))], must_ask=True,
                      obstacles=[missing("no destination: the user's reply names it")])
     query = say(rng, lang, [f"帮我叫个{zh}去{name}", f"叫辆{zh}，去{name}"],
                 [f"Book me {en} to {name}.", f"Get me {en} to {name}, please."])

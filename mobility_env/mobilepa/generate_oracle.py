@@ -1,7 +1,7 @@
 """The generator's oracle: a task family's plan, played on the task's ``S_0`` as a careful agent would.
 
 A task family (``generate_families_*.py``) turns a drawn phone (:class:`~.generate_world.World`)
-into a :class:`Draft`: the user's words, the dialogue history, the user's replies, the bucket, and
+into a :class:`Draft`: the user's words, the dialogue history, the user's hidden facts (:func:`fact`), the bucket, and
 a ``plan`` — a function of an :class:`OracleRun` that looks things up, acts, and returns the final
 answer. The plan runs through a real :class:`~mobility_env.mobilepa.episode.PhoneSession`, so the
 oracle's calls, the ids it reads from payloads and the gold delta all come from the sandbox itself,
@@ -18,12 +18,13 @@ created. Anything else is a generator bug (:class:`GenerationError`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..trajectory import ErrorKind
 from .catalogue import Feedback
 from .episode import NO_REPLY, PhoneSession, PhoneTrajectory
-from .tasks import GoldCall, PhoneTask
+from .simulated_user import ALL_TOLD
+from .tasks import FactSlot, GoldCall, PhoneTask, Reading, UserFact
 
 MAX_ATTEMPTS = 4
 _STATE_FIXES: dict[tuple[Any, Any], tuple[str, dict[str, Any]]] = {
@@ -46,7 +47,9 @@ class Draft:
     are planted against them (a fault on the tool, its app's permission withdrawn, a setting that
     blocks it). ``reads``: read tools the plan calls (a fault may be planted on them too).
     ``obstacle_kinds``: the planted kinds this family tolerates (its plan must not branch on what
-    they change). ``obstacles``: what the family itself planted (a missing parameter).
+    they change). ``obstacles``: what the family itself planted (a missing parameter, an ambiguous request).
+    ``user_facts``: what the user knows and the request leaves out or open (:func:`fact`), which the simulated
+    user answers ``ask_user`` from.
     ``answer_excludes``: the other choices of the vocabulary the answer picks from (the generator
     keeps those that neither the request nor the oracle's answer names).
 
@@ -68,7 +71,7 @@ class Draft:
     reads: tuple[str, ...] = ()
     obstacle_kinds: tuple[str, ...] = ("runtime_exception",)
     history: list[dict[str, str]] = field(default_factory=list)
-    user_replies: list[str] = field(default_factory=list)
+    user_facts: list[UserFact] = field(default_factory=list)
     obstacles: list[dict[str, str]] = field(default_factory=list)
     must_ask: bool = False
     forbidden: list[str] = field(default_factory=list)
@@ -135,9 +138,9 @@ class OracleRun:
         return self.read("get_device_status")["settings"]
 
     def ask(self, question: str) -> str:
-        """Ask the user; the task must have a reply for it."""
+        """Ask the user; the task must have a fact (a reply) for it."""
         reply = self._call("ask_user", {"question": question}).payload.get("reply")
-        if not isinstance(reply, str) or reply == NO_REPLY:
+        if not isinstance(reply, str) or reply in (NO_REPLY, *ALL_TOLD.values()):
             raise GenerationError(f"{self.task.task_id}: the oracle asked {question!r} and got no reply")
         return reply
 
@@ -159,8 +162,23 @@ class OracleRun:
 
 
 RUNTIME, PERMISSION, STATE, MISSING = "runtime_exception", "permission_block", "state_change", "missing_parameter"
+AMBIGUOUS = "ambiguous_request"
 
 
 def missing(note: str) -> dict[str, str]:
     """The obstacle record of a parameter the request leaves out (the user's reply supplies it)."""
     return {"kind": MISSING, "note": note}
+
+
+def ambiguous(note: str) -> dict[str, str]:
+    """The obstacle record of a request that fits two records (the user's reply says which)."""
+    return {"kind": AMBIGUOUS, "note": note}
+
+
+def fact(slot: FactSlot, value: str, reply: str, words: Sequence[str] = (), others: Sequence[Reading] = (),
+         record: str = "") -> UserFact:
+    """A user fact (:class:`~mobility_env.mobilepa.tasks.UserFact`): the ``slot`` kind, its value, the user's
+    ``reply`` saying it, other ``words`` naming it, the ``others`` readings the user does not mean, the ``record``
+    it picks."""
+    return UserFact(slot=slot, value=value, reply=reply, words=list(dict.fromkeys(words)), others=list(others),
+                    record=record)

@@ -15,7 +15,7 @@ Each task offers 1–2 distractor agents beside the gold one (``Draft.offered``)
 
 * grounding: a train or flight ticket, a hotel stay (check-out computed from the nights), cinema tickets, a
   meal delivered, a ride booked for a later time, an app-only operation for the GUI agent; the first five
-  sometimes leave a required detail out (a *missing-detail* variant: the oracle asks, ``user_replies`` gives
+  sometimes leave a required detail out (a *missing-detail* variant: the oracle asks, the user's fact gives
   it, the task must ask first);
 * conditional: "no plans that evening → the 19:00 showing, else the 21:30 one" (the calendar decides);
 * state tracking: a hotel for the business trip in the calendar (city and dates read from the event), a
@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from .domains.subagents import SUB_AGENTS
-from .generate_oracle import PERMISSION, RUNTIME, Draft, OracleRun, missing
+from .generate_oracle import PERMISSION, RUNTIME, Draft, OracleRun, fact, missing
 from .generate_phrases import say, say_day
 from .generate_world import World, clear_slot
+from .tasks import FactSlot
 
 Family = Callable[[random.Random, World], Draft]
 
@@ -86,9 +87,12 @@ def _handoff(run: OracleRun, agent: str, payload: dict[str, Any]) -> str:
     return str(run.act(agent, payload).payload["handoff_id"])
 
 
-def _asking(lang: str, question: tuple[str, str], reply: str, field: str) -> dict[str, Any]:
-    """The Draft arguments of a missing-detail variant: the user's reply, the obstacle, must-ask."""
-    return {"user_replies": [reply], "must_ask": True, "obstacles": [missing(f"no {field}: the user's reply gives it")],
+def _asking(lang: str, question: tuple[str, str], reply: str, field: str, slot: FactSlot, value: str,
+            words: Sequence[str] = ()) -> dict[str, Any]:
+    """The Draft arguments of a missing-detail variant: the user's fact (``slot``, ``value``, the ``reply`` saying
+    it, other ``words`` for it), the obstacle, must-ask."""
+    return {"user_facts": [fact(slot, value, reply, words)], "must_ask": True,
+            "obstacles": [missing(f"no {field}: the user's reply gives it")],
             "plan_question": question[0 if lang == "zh" else 1]}
 
 
@@ -130,7 +134,7 @@ def ticket(rng: random.Random, world: World, day: dt.date | None = None, place: 
     when = say_day(rng, day, world.today, lang)
     ask = query is None and rng.random() < ASK_RATE
     asking = _asking(lang, ("哪天出发？", "Which day?"), say(rng, lang, [f"{when}吧"], [f"{when.capitalize()}."]),
-                     "travel date") if ask else None
+                     "travel date", "value", day.isoformat(), [when]) if ask else None
     if query is None:
         date_zh, date_en = ("", "") if ask else (when, f" {when}")
         query = say(rng, lang, [f"帮我订{n_zh}{date_zh}从{origin[0]}到{destination[0]}的{what[0]}"],
@@ -152,7 +156,8 @@ def hotel(rng: random.Random, world: World, nights_said: int | None = None,
     when = say_day(rng, check_in, world.today, lang)
     ask = query is None and rng.random() < ASK_RATE
     reply = say(rng, lang, [f"{when}入住"], [f"Checking in {when}."])
-    asking = _asking(lang, ("哪天入住？", "When do you check in?"), reply, "check-in date") if ask else None
+    asking = _asking(lang, ("哪天入住？", "When do you check in?"), reply, "check-in date", "value",
+                     check_in.isoformat(), [when]) if ask else None
     if query is None:
         stay_zh = f"住{COUNT_ZH.get(nights, str(nights))}晚"
         stay_en = f"{COUNT_EN.get(nights, str(nights))} night{'s' if nights > 1 else ''}"
@@ -176,7 +181,7 @@ def movie(rng: random.Random, world: World, showtime: str | None = None, day: dt
     when = say_day(rng, day, world.today, lang)
     ask = query is None and rng.random() < ASK_RATE
     asking = _asking(lang, ("哪天看？", "Which day?"), say(rng, lang, [f"{when}"], [f"{when.capitalize()}."]),
-                     "date") if ask else None
+                     "date", "value", day.isoformat(), [when]) if ask else None
     if query is None:
         query = say(rng, lang, [f"帮我订{COUNT_ZH[seats]}张{'' if ask else when}{showtime}的《{title[0]}》"],
                     [f"Get me {COUNT_EN[seats]} ticket{'s' if seats > 1 else ''} for {title[1]} at {showtime}"
@@ -195,7 +200,8 @@ def food(rng: random.Random, world: World) -> Draft:
     gate = {"items": [dish[0], dish[1]], "address": _spellings(place)}
     ask = rng.random() < ASK_RATE
     reply = say(rng, lang, [f"送到{place[0]}"], [f"To {place[1]}."])
-    asking = _asking(lang, ("送到哪里？", "Where should it go?"), reply, "delivery address") if ask else None
+    asking = _asking(lang, ("送到哪里？", "Where should it go?"), reply, "delivery address", "place",
+                     _word(place, lang), _spellings(place)) if ask else None
     query = say(rng, lang, [f"帮我点{items}外卖" + ("" if ask else f"，送到{place[0]}")],
                 [f"Order {items} for delivery" + ("" if ask else f" to {place[1]}") + "."])
     answer = say(rng, lang, [f"已交给外卖助手：{items}，送到{place[0]}"], [f"Handed to the food agent: {items} to {place[1]}"])
@@ -212,7 +218,8 @@ def ride_later(rng: random.Random, world: World) -> Draft:
     gate = {"pickup": _spellings(pickup), "destination": _spellings(destination), "time": [moment]}
     ask = rng.random() < ASK_RATE
     asking = _asking(lang, ("从哪里上车？", "Where should it pick you up?"),
-                     say(rng, lang, [f"从{pickup[0]}"], [f"From {pickup[1]}."]), "pickup") if ask else None
+                     say(rng, lang, [f"从{pickup[0]}"], [f"From {pickup[1]}."]), "pickup", "place",
+                     _word(pickup, lang), _spellings(pickup)) if ask else None
     query = say(rng, lang, [f"帮我约一辆明天{clock}的车" + ("" if ask else f"，从{pickup[0]}") + f"到{destination[0]}"],
                 [f"Book a ride for tomorrow at {clock}" + ("" if ask else f" from {pickup[1]}")
                  + f" to {destination[1]}."])

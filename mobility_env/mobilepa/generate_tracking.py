@@ -12,7 +12,7 @@ import datetime as dt
 import random
 from typing import Any
 
-from .generate_oracle import PERMISSION, RUNTIME, STATE, Draft, GenerationError, OracleRun, missing
+from .generate_oracle import PERMISSION, RUNTIME, STATE, Draft, GenerationError, OracleRun, fact, missing
 from .generate_phrases import quote, say, say_clock, say_day, say_duration, shift_clock
 from .generate_world import ALARM_LABELS, EVENT_TITLES, LOCATIONS, MESSAGES, World
 
@@ -64,7 +64,7 @@ def message(rng: random.Random, world: World) -> Draft:
         query = say(rng, lang, [f"给{who}发条短信", f"帮我给{who}发个消息"], [f"Send {who} a text.", f"Message {who}."])
         reply = say(rng, lang, [f"就说{q}吧", f"内容是{q}"], [f"Say {q}.", f"Just {q}."])
         return Draft("message", "behaviour", query, lambda run: plan(run, True), [target], reads=("search_contacts",),
-                     obstacle_kinds=CONTACT_OBSTACLES, user_replies=[reply], must_ask=True,
+                     obstacle_kinds=CONTACT_OBSTACLES, user_facts=[fact("text", text, reply)], must_ask=True,
                      obstacles=[missing("no message text: the user's reply gives it")])
     query = say(rng, lang, [f"给{who}发短信说{q}", f"帮我发条消息给{who}：{q}", f"跟{who}说一声{q}"],
                 [f"Text {who}: {q}", f"Send {who} a message saying {q}.", f"Let {who} know {q}."])

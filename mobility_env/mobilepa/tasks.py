@@ -21,8 +21,11 @@ A :class:`PhoneTask` is what one episode of ``MobilePA-v0`` plays:
     (words the answer must not use: the other choices of a fixed vocabulary, such as the weather
     conditions other than the recorded one; see :class:`GoldBehaviour`);
 
-* ``user_replies``: what the simulated user answers to ``ask_user``, in order (a task with a
-  missing parameter carries the value here);
+* ``user_facts``: what the user wants but did not say (:class:`UserFact`: a slot kind, its value, the user's
+  own words saying it, the other readings the request allows), which the simulated user
+  (:mod:`~mobility_env.mobilepa.simulated_user`) answers ``ask_user`` from; written only when there are some;
+* ``user_replies`` (older task files): replies to ``ask_user`` in order, whatever the question, for a task
+  without ``user_facts`` (a task holds one or the other);
 * ``oracle_calls`` and ``oracle_answer``: one known-good solution (the oracle agent replays it;
   the generator checks that it passes the task's own verifier).
 
@@ -36,7 +39,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable, Literal, get_args
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer, model_validator
 
@@ -45,7 +48,11 @@ from .state import TABLES
 
 CATEGORIES = ("grounding", "conditional", "state_tracking", "intent_correction", "error_recovery")
 BUCKETS = ("tool_call", "state_change", "behaviour")
-OBSTACLES = ("missing_parameter", "permission_block", "state_change", "runtime_exception")
+OBSTACLES = ("missing_parameter", "permission_block", "state_change", "runtime_exception", "ambiguous_request")
+#: The kinds of what a user fact says (:class:`UserFact`): a level (a percentage), an audio stream, a time of day, a
+#: span of time (``HH:MM-HH:MM``), a message's text, a contact, a place, any other value, a choice among records.
+FactSlot = Literal["level", "stream", "time", "span", "text", "contact", "place", "value", "choice"]
+FACT_SLOTS: tuple[str, ...] = get_args(FactSlot)
 ALWAYS_OFFERED = ("finish", "ask_user")
 TASKS_FILE = "tasks.jsonl"
 #: Columns whose values the sandbox generates (``PhoneState.next_id``): ignored when deltas are compared.
@@ -116,6 +123,26 @@ class HandoffGate(BaseModel):
     payload: dict[str, list[str]] = Field(default_factory=dict)
 
 
+class Reading(BaseModel):
+    """One reading of what the user means: ``value`` (in its slot's form: ``40``, ``07:30``, ``07:30-08:30``, a
+    stream, a text, a record's id), ``words`` (other spellings a question may name it by: a contact's relation or
+    number, an alarm's label) and ``record`` (the id of the record it picks, where the request fits several)."""
+
+    value: str
+    words: list[str] = Field(default_factory=list)
+    record: str = ""
+
+
+class UserFact(Reading):
+    """A fact the user holds and the request leaves out (or leaves open): its ``slot`` kind (:data:`FACT_SLOTS`),
+    its value, ``reply`` (the user's own words saying it, in the task's language) and ``others``: the other readings
+    of the request, which the user does not mean (a question proposing one is answered "no, …")."""
+
+    slot: FactSlot
+    reply: str = Field(min_length=1)
+    others: list[Reading] = Field(default_factory=list)
+
+
 class PhoneTask(BaseModel):
     task_id: str
     query: str
@@ -130,6 +157,7 @@ class PhoneTask(BaseModel):
     gold_delta: dict[str, dict[str, list[dict[str, Any]]]] | None = None
     gold_behaviour: GoldBehaviour | None = None
     user_replies: list[str] = Field(default_factory=list)
+    user_facts: list[UserFact] = Field(default_factory=list)
     # one known-good way to solve it (the oracle replays it): calls, ``ask_user`` included, then the answer
     oracle_calls: list[GoldCall] = Field(default_factory=list)
     oracle_answer: str = ""
@@ -138,6 +166,13 @@ class PhoneTask(BaseModel):
     memory_gate: MemoryGate | None = None
     skill_gate: SkillGate | None = None
     handoff_gate: HandoffGate | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_empty_facts(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)  # (tasks without facts are written as before the field existed)
+        if not data.get("user_facts"):
+            data.pop("user_facts", None)
+        return data
 
     @model_validator(mode="after")
     def _gold_matches_bucket(self) -> "PhoneTask":
@@ -155,6 +190,9 @@ class PhoneTask(BaseModel):
             if (gate is not None) != (self.dimension == dimension):
                 raise ValueError(f"a {self.dimension} task must have exactly the gate of its dimension "
                                  f"(found {dimension} gate: {gate is not None})")
+        if self.user_facts and self.user_replies:
+            raise ValueError("a task gives user_facts or user_replies (older files), not both: the simulated user "
+                             "answers from the facts; move the replies into them")
         for item in self.obstacles:
             if item.get("kind") not in OBSTACLES:
                 raise ValueError(f"unknown obstacle kind {item.get('kind')!r}; kinds: {', '.join(OBSTACLES)}")

@@ -54,6 +54,8 @@ def _synth_mobility(args: argparse.Namespace) -> int:
         raise ConfigError("--languages applies to --suite mobilepa only")
     if args.dimensions is not None:
         raise ConfigError("--dimensions applies to --suite mobilepa only")
+    if args.phrasing != "standard":
+        raise ConfigError("--phrasing applies to --suite mobilepa only")
     from .generate import synthesize
 
     out = synthesize(args.n, args.seed, args.out, mix=_parse_mix(args.mix), progress=not args.quiet,
@@ -77,10 +79,11 @@ def _synth_mobilepa(args: argparse.Namespace) -> int:
     workers = args.workers if args.workers is not None else ((os.cpu_count() or 1) if args.n >= 5000 else 1)
     started = time.monotonic()
     out = write_task_set(args.out, args.n, args.seed, languages=languages, dimensions=dimensions,
-                         verify=verify_phone_task, workers=workers)
+                         verify=verify_phone_task, workers=workers, phrasing=args.phrasing)
     if not args.quiet:
-        print(f"synth: generated and checked {args.n} MobilePA tasks in {time.monotonic() - started:.1f}s",
-              file=sys.stderr)
+        kept = json.loads((out / "manifest.json").read_text(encoding="utf-8"))["tasks"]
+        print(f"synth: generated and checked {kept} MobilePA tasks (of {args.n} planned, {args.phrasing} phrasing) "
+              f"in {time.monotonic() - started:.1f}s", file=sys.stderr)
     print(f"wrote {out / TASKS_FILE} and {out / 'manifest.json'}")
     return 0
 
@@ -111,6 +114,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="mobilepa only: capability dimensions to mix, comma-separated (default: "
                             "basic,subagent,memory,skill in the generator's fixed shares; 'basic' for basic tool use "
                             "only)")
+    synth.add_argument("--phrasing", choices=("standard", "heldout"), default="standard",
+                       help="mobilepa only: the user's words: the families' own (default) or the held-out phrasing "
+                            "split (the same tasks re-said by another grammar; tasks it cannot say are left out)")
     synth.add_argument("--workers", type=int, default=None,
                        help="generator processes (default: CPU count for n >= 5000)")
     synth.add_argument("--quiet", action="store_true", help="no progress on stderr")
