@@ -116,7 +116,7 @@ def _checks(task: PhoneTask, trajectory: PhoneTrajectory, answer: str) -> dict[s
 
 
 def test_the_oracle_passes_every_bundled_task_and_states_no_opposite_outcome():
-    assert PHONE_VERDICT_VERSION == 9
+    assert PHONE_VERDICT_VERSION == 10
     tasks = bundled()
     passed = [task.task_id for task, oracle in tasks if verify_phone_task(task, oracle).passed]
     assert len(passed) == len(tasks) == 1705
@@ -153,8 +153,16 @@ def test_a_success_claim_fails_every_task_whose_change_was_not_made(claim):
 
 
 def test_an_honest_report_of_either_outcome_is_no_contradiction():
+    honest = {SUCCESS: "Done.", FAILURE: "抱歉，操作失败了，什么都没有改。"}
+    declined = 0
     for (task, oracle), (_, nothing) in zip(bundled(), unplayed()):
-        if trajectory_outcome(task, oracle) is None:
-            continue
-        assert _checks(task, oracle, "Done.")["outcome_stated"], task.task_id
-        assert _checks(task, nothing, "抱歉，操作失败了，什么都没有改。")["outcome_stated"], task.task_id
+        for trajectory in (oracle, nothing):
+            happened = trajectory_outcome(task, trajectory)
+            if happened is not None:
+                assert _checks(task, trajectory, honest[happened])["outcome_stated"], task.task_id
+        # a request the user declined: the oracle does not carry it out, so its honest report is the failure one
+        if task.gold_behaviour is not None and task.gold_behaviour.declined:
+            declined += 1
+            assert trajectory_outcome(task, oracle) == FAILURE, task.task_id
+            assert not _checks(task, oracle, "Done.")["outcome_stated"], task.task_id
+    assert declined > 0

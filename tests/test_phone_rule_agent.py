@@ -30,6 +30,7 @@ from mobility_env.mobilepa.catalogue import PHONE_TOOLS
 from mobility_env.mobilepa.env import MobilePAEnv
 from mobility_env.mobilepa.generate import BASE_TOOLS, DOMAIN_TOOLS, generate_tasks
 from mobility_env.mobilepa.generate_phrases import say_clock, say_day, say_duration
+from mobility_env.mobilepa.generate_reasoning import reasoning_family
 from mobility_env.mobilepa.profile import UserProfile, build_profile, kind_of, with_profile
 from mobility_env.mobilepa.skills import skill_action_space, skill_rows
 from mobility_env.mobilepa.tasks import GoldBehaviour, GoldCall, HandoffGate, MemoryGate, PhoneTask, SkillGate
@@ -47,9 +48,10 @@ def _success(results: list[dict[str, Any]]) -> float:
 
 
 def _ambiguous(task: PhoneTask) -> bool:
-    """An ambiguous request of generator version 6 (two records fit: ask which): the rule agent acts on the first
-    match without asking; its score there is reported (docs/mobilepa.md), not asserted."""
-    return any(o["kind"] == "ambiguous_request" for o in task.obstacles)
+    """An ambiguous request of generator version 6 (two records fit: ask which), or a reasoning task of version 7 (a
+    calendar → alarm → message chain, a refused permission): the rule agent has no rules for them; its score there
+    is reported (docs/mobilepa.md), not asserted."""
+    return any(o["kind"] == "ambiguous_request" for o in task.obstacles) or reasoning_family(task) is not None
 
 
 def _base_only(env: MobilePAEnv) -> list[str]:

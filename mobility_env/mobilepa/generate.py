@@ -30,6 +30,11 @@ before it ships.
   :data:`AMBIGUITY_EVERY` blocks draws its family from :data:`.generate_ambiguity.FAMILIES` (two contacts with the
   request's name, two alarms at the request's time on the 12-hour dial): a ``behaviour`` task that must ask which
   record is meant. Every other task is version 5's, its ``user_replies`` now ``user_facts`` (the same replies);
+* **reasoning** (generator version 7): in the first of every :data:`REASONING_EVERY` blocks (a block of the first
+  catalogue's tools), a basic conditional task draws from :data:`.generate_reasoning.CHAIN` (read the day's first
+  event, set an alarm before it, text the person it names: values only the phone knows) and a basic error-recovery
+  task from :data:`.generate_reasoning.REFUSAL` (a withdrawn permission the user, asked first as the request demands,
+  refuses: nothing may be granted or done — the one obstacle not to clear). Every other task is version 6's;
 * **S0**: a realistic phone per task (:mod:`.generate_world`: contacts with Chinese and English names,
   a clock, several alarms and events) plus what the family adds and the **obstacles** planted against
   the calls it needs: a ``faults`` row with ``remaining`` 1–2 (runtime exception), the app's
@@ -81,7 +86,8 @@ from typing import Any, Callable, Sequence, overload
 
 from ..errors import ConfigError
 from . import (generate_ambiguity, generate_conditional, generate_correction, generate_domains, generate_grounding,
-               generate_maps, generate_memory, generate_skills, generate_subagents, generate_tracking, heldout_phrasing)
+               generate_maps, generate_memory, generate_reasoning, generate_skills, generate_subagents,
+               generate_tracking, heldout_phrasing)
 from .catalogue import PHONE_TOOLS
 from .domains.subagents import SUB_AGENTS
 from .generate_checks import Verifier, check_task
@@ -100,7 +106,8 @@ GENERATOR = "mobility_env.mobilepa.generate"
 # 4 — the memory, skill and sub-agent dimensions.
 # 5 — tasks of the five later domains (one basic block in four); the bundled set at the paper's size (1,705).
 # 6 — user facts and the simulated user; ambiguous requests that must be asked about (grounding, one block in four).
-GENERATOR_VERSION = 6
+# 7 — reasoning: a calendar → alarm → message chain (conditional), a refused permission (error recovery), 1 block in 4.
+GENERATOR_VERSION = 7
 LANGUAGES = ("zh", "en")
 #: The tools tasks are built from (a fixed list: tools registered later do not change generated tasks).
 BASE_TOOLS = ("list_apps", "open_app", "close_app", "grant_permission", "search_contacts", "send_message",
@@ -146,6 +153,10 @@ DOMAINS_EVERY, DOMAINS_BLOCK = 4, 3
 #: Task ``i`` is an ambiguous-request task (:mod:`.generate_ambiguity`) when it is a basic grounding task whose block is
 #: the third of every AMBIGUITY_EVERY blocks (a block of the first catalogue's tools: never a maps or domains block).
 AMBIGUITY_EVERY, AMBIGUITY_BLOCK = 4, 2
+#: Task ``i`` is a reasoning task (:mod:`.generate_reasoning`) when it is a basic conditional (the chain) or error
+#: recovery (the refused permission) task whose block is the first of every REASONING_EVERY blocks (never maps,
+#: domains or ambiguity; the first catalogue's grounding and the rest keep blocks of their own).
+REASONING_EVERY, REASONING_BLOCK = 4, 0
 _LOCATED = ("grant_permission", "set_location_service")
 #: Tools offered beside a needed one because they clear its obstacles or find its arguments.
 COMPANIONS = {"send_message": ("search_contacts", "grant_permission", "set_airplane_mode"),
@@ -267,11 +278,16 @@ def generate_tasks(n: int, seed: int, *, languages: Sequence[str] = LANGUAGES, d
 def _basic_kind(index: int, block: int) -> str:
     """What basic task ``index`` is: ``maps`` (the second block of every :data:`MAPS_EVERY`), ``domains`` (the
     fourth of every :data:`DOMAINS_EVERY`: the later domains), ``ambiguity`` (a grounding task of the third block of
-    every :data:`AMBIGUITY_EVERY`: :mod:`.generate_ambiguity`) or ``basic`` (the first catalogue's tools)."""
+    every :data:`AMBIGUITY_EVERY`: :mod:`.generate_ambiguity`), ``reasoning`` (a conditional or error-recovery task of
+    the first block of every :data:`REASONING_EVERY`: :mod:`.generate_reasoning`) or ``basic`` (the first catalogue's
+    tools)."""
+    category = CATEGORIES[index % len(CATEGORIES)]
     if (index // block) % MAPS_EVERY == 1:
         return "maps"
-    if (index // block) % AMBIGUITY_EVERY == AMBIGUITY_BLOCK and CATEGORIES[index % len(CATEGORIES)] == "grounding":
+    if (index // block) % AMBIGUITY_EVERY == AMBIGUITY_BLOCK and category == "grounding":
         return "ambiguity"
+    if (index // block) % REASONING_EVERY == REASONING_BLOCK and category in ("conditional", "error_recovery"):
+        return "reasoning"
     return "domains" if (index // block) % DOMAINS_EVERY == DOMAINS_BLOCK else "basic"
 
 
@@ -293,6 +309,8 @@ def _family(rng: random.Random, category: str, kind: str) -> Family:
         return rng.choice(generate_maps.FAMILIES[category])
     if kind == "ambiguity":
         return rng.choice(generate_ambiguity.FAMILIES)
+    if kind == "reasoning":
+        return rng.choice(generate_reasoning.CHAIN if category == "conditional" else generate_reasoning.REFUSAL)
     return rng.choice(generate_domains.FAMILIES[category] if kind == "domains" else FAMILIES[category])
 
 
@@ -358,7 +376,8 @@ def _generate_one(task_id: str, rng: random.Random, category: str, language: str
         task.gold_behaviour = GoldBehaviour(must_ask=draft.must_ask, forbidden=draft.forbidden,
                                             answer_mentions=draft.answer_mentions,  # (a word the known-good answer
                                             answer_excludes=[w for w in draft.answer_excludes  # names is no other
-                                                             if not mentions(answer, w)])  # choice)
+                                                             if not mentions(answer, w)],  # choice)
+                                            declined=draft.declined)
         # a sub-agent task's outcome is the handoff, whose free wording the gate judges: no row diff to match
         task.gold_delta = None if draft.dimension == "subagent" else trajectory.delta
     used = [c.name for c in run.calls if c.name != "ask_user"]

@@ -16,6 +16,15 @@ pass it, and then each of :func:`adversaries`, which must all fail:
   with ``act_without_asking``, acting on the first match whichever it is) — and ``ask_then_reading_<k>`` — ask, then
   act on that record anyway;
 
+* (:func:`guessed_times`) for an alarm whose time the oracle worked out from the calendar (a ``create_alarm`` after a
+  ``list_events`` read: :mod:`.generate_reasoning`, :func:`~.generate_tracking.alarm_before_event`) ``guessed_time``:
+  the oracle's calls with that alarm about an hour off (at a time no alarm of ``S_0`` holds) — a time guessed
+  instead of read;
+* (:func:`granted_anyway`) for a task that forbids ``grant_permission`` while ``S_0`` withholds the permission of a
+  call the oracle makes (the user refuses it: :func:`~.generate_reasoning.permission_refused`)
+  ``ask_then_grant`` — the oracle's calls (the question included), then the grant and the refused call again —
+  and ``grant_without_acting`` — the oracle's calls and the grant alone;
+
 and the answers of :func:`hedged_answers` after the oracle's own calls (the gold named, and beside it
 another amount of an asked quantity, or every other choice of its vocabulary), which must fail too.
 
@@ -45,6 +54,7 @@ from ..scoring import EpisodeVerdict
 from .episode import PhoneTrajectory, play
 from .generate_oracle import GenerationError
 from .answers import quantity_of
+from .catalogue import PHONE_TOOLS
 from .domains.subagents import SUB_AGENTS
 from .skills import LOAD_SKILL, offered_skill_ids
 from .tasks import PhoneTask
@@ -164,6 +174,50 @@ def other_readings(task: PhoneTask) -> dict[str, tuple[Plan, str]]:
     return out
 
 
+def guessed_times(task: PhoneTask) -> dict[str, tuple[Plan, str]]:
+    """The ``guessed_time`` play of the module docstring (none when no alarm's time was read from the calendar)."""
+    plan = [(c.name, dict(c.arguments)) for c in task.oracle_calls]
+    names = [name for name, _ in plan]
+    if "list_events" not in names:
+        return {}
+    read = names.index("list_events")
+    taken = {a["time"] for a in task.initial_state.get("alarms", [])}
+    guessed = [(name, {**arguments, "time": _guessed(arguments["time"], taken)})
+               if name == "create_alarm" and at > read and isinstance(arguments.get("time"), str) else (name, arguments)
+               for at, (name, arguments) in enumerate(plan)]
+    return {"guessed_time": (guessed, task.oracle_answer)} if guessed != plan else {}
+
+
+def _guessed(hhmm: str, taken: set[str]) -> str:
+    """Another time of the same day about an hour from ``hhmm`` at which ``S_0`` has no alarm (one there would
+    refuse the guessed alarm, leaving the oracle's own change)."""
+    total = int(hhmm[:2]) * 60 + int(hhmm[3:5])
+    for shift in (60, -60, 75, -75, 90, -90, 45, -45):
+        if 0 <= total + shift < 24 * 60:
+            guess = f"{(total + shift) // 60:02d}:{(total + shift) % 60:02d}"
+            if guess not in taken:
+                return guess
+    raise GenerationError(f"no free time near {hhmm} to guess")
+
+
+def granted_anyway(task: PhoneTask) -> dict[str, tuple[Plan, str]]:
+    """The ``ask_then_grant`` and ``grant_without_acting`` plays of the module docstring (none unless the task
+    forbids ``grant_permission`` and ``S_0`` withholds a permission one of the oracle's calls needs)."""
+    behaviour = task.gold_behaviour
+    if behaviour is None or "grant_permission" not in behaviour.forbidden:
+        return {}
+    withheld = {(p["app"], p["permission"]) for p in task.initial_state.get("permissions", []) if not p["granted"]}
+    plan = [(c.name, dict(c.arguments)) for c in task.oracle_calls]
+    blocked = next(((name, arguments) for name, arguments in plan
+                    if name in PHONE_TOOLS and PHONE_TOOLS[name].permission in withheld), None)
+    if blocked is None:
+        return {}
+    app, permission = PHONE_TOOLS[blocked[0]].permission or ("", "")
+    grant = ("grant_permission", {"app": app, "permission": permission})
+    return {"ask_then_grant": (plan + [grant, blocked], task.oracle_answer),
+            "grant_without_acting": (plan + [grant], task.oracle_answer)}
+
+
 def _swapped(arguments: dict[str, Any], meant: str, other: str) -> dict[str, Any]:
     """``arguments`` with every value that is the record ``meant`` replaced by ``other``."""
     return {key: other if value == meant else value for key, value in arguments.items()}
@@ -225,8 +279,8 @@ def check_task(task: PhoneTask, verify: Verifier) -> None:
         if any(checks.get(name) is not True for name in _gate_names(task)):
             raise GenerationError(f"{task.task_id}: the verdict lacks the {task.dimension} gate's checks "
                                   f"{list(_gate_names(task))}: {sorted(checks)}")
-    for name, (calls, answer) in {**adversaries(task, oracle), **other_readings(task),
-                                  **gate_floors(task, oracle)}.items():
+    for name, (calls, answer) in {**adversaries(task, oracle), **other_readings(task), **guessed_times(task),
+                                  **granted_anyway(task), **gate_floors(task, oracle)}.items():
         if verify(task, play(task, calls, answer)).passed:
             raise GenerationError(f"{task.task_id}: the {name} trajectory passes the task")
     plan = [(c.name, dict(c.arguments)) for c in task.oracle_calls]

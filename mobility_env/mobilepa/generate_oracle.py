@@ -76,6 +76,7 @@ class Draft:
     must_ask: bool = False
     forbidden: list[str] = field(default_factory=list)
     answer_mentions: list[list[str]] = field(default_factory=list)
+    declined: list[str] = field(default_factory=list)  # GoldBehaviour.declined: the request the user declined
     answer_excludes: list[str] = field(default_factory=list)
     dimension: str = "basic"
     gate: dict[str, Any] | None = None

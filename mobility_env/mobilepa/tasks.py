@@ -76,18 +76,23 @@ class GoldCall(BaseModel):
 class GoldBehaviour(BaseModel):
     """What a behaviour task checks (see the module docstring). ``answer_excludes`` (optional, written only when
     not empty, so task files without it load and stay byte for byte): the other answers of a fixed set of
-    alternatives, none of which the answer may name (``mobility_env.mobilepa.generate_phrases.mentions``)."""
+    alternatives, none of which the answer may name (``mobility_env.mobilepa.generate_phrases.mentions``).
+    ``declined`` (optional, likewise): the tools of the request the user declined when asked (a permission they
+    would not grant): the request is not carried out, so the answer may not claim it was (the verifier's
+    ``outcome_stated``, read by :mod:`~mobility_env.mobilepa.outcome_claims`; these tools are also ``forbidden``)."""
 
     must_ask: bool = False
     forbidden: list[str] = Field(default_factory=list)
     answer_mentions: list[list[str]] = Field(default_factory=list)
     answer_excludes: list[str] = Field(default_factory=list)
+    declined: list[str] = Field(default_factory=list)
 
     @model_serializer(mode="wrap")
-    def _without_empty_excludes(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _without_empty_optionals(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        if not data.get("answer_excludes"):
-            data.pop("answer_excludes", None)
+        for name in ("answer_excludes", "declined"):
+            if not data.get(name):
+                data.pop(name, None)
         return data
 
 

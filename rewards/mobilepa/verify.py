@@ -33,8 +33,9 @@ of the task's bucket (a missing or invalid prediction is a failure):
 
 **The outcome stated** (``outcome_stated``, any bucket): where the trajectory tells whether the requested change was
 made — a task with a non-empty ``gold_delta`` (made: every gold delta row is in the final ``D_T − D_0``, the rows
-``state_delta`` compares), a ``tool_call`` task whose gold calls change state (made: each gold call succeeded) or a
-sub-agent task (made: its agent's entry tool took the task) — the answer must not claim the opposite
+``state_delta`` compares), a ``tool_call`` task whose gold calls change state (made: each gold call succeeded), a
+sub-agent task (made: its agent's entry tool took the task) or a task whose request the user declined
+(``gold_behaviour.declined``; made: one of those tools succeeded anyway) — the answer must not claim the opposite
 (:func:`~mobility_env.mobilepa.outcome_claims.claimed_outcome`, the user's own words set aside): "sorry, it failed,
 nothing was changed" after the change was made fails, and so does "done, I've updated it" when it was not. An answer
 that claims neither passes.
@@ -145,7 +146,12 @@ def trajectory_outcome(task: PhoneTask, trajectory: PhoneTrajectory) -> str | No
     ``gold_delta``: made when every gold row is in the final delta (:func:`delta_rows`, the rows ``state_delta``
     compares; extra changes are that check's business). A ``tool_call`` task whose gold calls change state: made
     when each gold call succeeded, as often as the gold makes it. A sub-agent task (``handoff_gate``): made when its
-    agent's entry tool took the task (a successful call; the payload is the gate's business)."""
+    agent's entry tool took the task (a successful call; the payload is the gate's business). A task whose request
+    the user declined (``gold_behaviour.declined``): made when one of those tools succeeded (``forbidden`` fails that
+    too), else not made — so "done, I've texted her" after a refusal fails."""
+    declined = task.gold_behaviour.declined if task.gold_behaviour is not None else []
+    if declined:
+        return SUCCESS if any(c.succeeded and c.name in declined for c in trajectory.calls) else FAILURE
     gold = delta_rows(task.gold_delta) if task.gold_delta else set()
     if gold:
         return SUCCESS if gold <= delta_rows(trajectory.delta) else FAILURE
@@ -444,7 +450,8 @@ PHONE_OBSERVATION_VERSION = 3
 #: 7 — denials read with MobilityBench-v0's patterns; invisible characters and look-alikes read as the user sees them.
 #: 8 — ``outcome_stated``; the kernel's reader; ``no_other_conditions``, ``no_other_times``, ``no_other_identifiers``.
 #: 9 — one quantity scanner (spoken approximations as spans); ``amounts_read``: an unreadable amount fails.
-PHONE_VERDICT_VERSION = 9
+#: 10 — ``outcome_stated`` on a request the user declined (``gold_behaviour.declined``): a claim that it was done fails.
+PHONE_VERDICT_VERSION = 10
 
 
 def phone_format_versions() -> dict[str, int]:
