@@ -285,8 +285,10 @@ class RunWriter:
 
     def write(self, item: WorkItem, record: Any) -> bool:
         """Write ``record`` (an agent's ``{"result", "trajectory"}``) for ``item``; True when on disk."""
-        record = normalized_record(item, record)
-        lines = (json_line(record["trajectory"]).encode("utf-8"), json_line(record["result"]).encode("utf-8"))
+        return self.write_encoded(item, *encoded_record(item, record))
+
+    def write_encoded(self, item: WorkItem, result: dict[str, Any], lines: tuple[bytes, bytes]) -> bool:
+        """Write what :func:`encoded_record` made of a record (where the episode ran: a Ray worker); see ``write``."""
         handles = (self._trajectories, self._results)
         with self._lock, _signals_held():
             sizes = [os.fstat(handle.fileno()).st_size for handle in handles]
@@ -311,7 +313,7 @@ class RunWriter:
                 return False
             self._failures_in_a_row = 0
             self.written += 1
-        self._watch_tool_use(record["result"])
+        self._watch_tool_use(result)
         return True
 
     def _watch_tool_use(self, result: dict[str, Any]) -> None:
@@ -345,6 +347,13 @@ class RunWriter:
         for handle in (self._results, self._trajectories):
             with contextlib.suppress(OSError):
                 handle.close()
+
+
+def encoded_record(item: WorkItem, record: Any) -> tuple[dict[str, Any], tuple[bytes, bytes]]:
+    """The normalized result of ``record`` and its two lines (trajectory, result) as :class:`RunWriter` writes them."""
+    record = normalized_record(item, record)
+    lines = (json_line(record["trajectory"]).encode("utf-8"), json_line(record["result"]).encode("utf-8"))
+    return record["result"], lines
 
 
 def normalized_record(item: WorkItem, record: Any) -> dict[str, Any]:

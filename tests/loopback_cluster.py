@@ -78,6 +78,18 @@ class NodeProcess:
     info: dict = field(default_factory=dict)
 
 
+def proc_stat(pid: int) -> tuple[list[bytes], bytes] | None:
+    """A live process's ``/proc/PID/stat`` fields after its name (state first) and its command line; None when it
+    is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return fields, handle.read()
+    except (OSError, IndexError):
+        return None
+
+
 class LoopbackCluster:
     """Head plus extra nodes on 127.0.0.1, each with its own temp dir under ``root``."""
 
@@ -149,13 +161,10 @@ class LoopbackCluster:
         for entry in os.listdir("/proc"):
             if not entry.isdigit() or int(entry) == os.getpid():
                 continue
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as handle:
-                    fields = handle.read().rsplit(b")", 1)[1].split()
-                with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                    cmdline = handle.read()
-            except (OSError, IndexError):
+            read = proc_stat(int(entry))
+            if read is None:
                 continue
+            fields, cmdline = read
             if fields[0] == b"Z":  # a zombie holds nothing: it waits for its parent to reap it
                 continue
             if int(fields[2]) in groups or any(mark in cmdline for mark in marks):
