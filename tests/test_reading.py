@@ -270,3 +270,16 @@ def test_an_absurd_number_is_refused_not_raised_and_long_runs_read_in_linear_tim
     assert [q.value for q in quantities("9" * 30 + "米")] == [int("9" * 30)]  # 30 digits are still read
     for run in ("一" * 20_000, "1 " * 10_000, "1." * 10_000):
         quantities(run), unread_amounts(run)  # returns (a quadratic scan took minutes at 1 MB)
+
+
+def test_long_number_runs_and_many_times_are_read_in_one_pass():
+    """Inputs an agent chooses (a 19,000-digit number, thousands of clock times in one text) are read in linear time:
+    the hours-and-minutes rule starts only where a number starts, and clock times already read are found by a mask,
+    not by comparing each with every other (both were quadratic: ~20 s and ~3 s on these texts). Their readings."""
+    from mobility_env.reading.clock import clock_claims
+
+    digits = "9" * 19_000
+    assert normalize_answer(digits) == digits
+    assert normalize_answer("跑了1.5h30min，3.5.2h10m") == "跑了1.5h30min,3.5.2h10min"
+    claims = clock_claims("早上7:30，早上7点，" * 3_000)
+    assert len(claims) == 6_000 and {c.minutes for c in claims} == {450, 420}

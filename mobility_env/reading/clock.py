@@ -70,10 +70,13 @@ def clock_claims(text: str) -> tuple[ClockClaim, ...]:
     """Clock times in ``text`` (already :func:`normalize_answer`-ed or raw), in order."""
     text = normalize_answer(text)
     found: list[ClockClaim] = []
-    taken: list[tuple[int, int]] = []
+    taken = bytearray(len(text))  # 1 where a time already read stands (linear in the text, however many times)
 
     def free(start: int, end: int) -> bool:
-        return not any(s < end and start < e for s, e in taken)
+        return taken.find(1, start, end) == -1
+
+    def take(start: int, end: int) -> None:
+        taken[start:end] = b"\x01" * (end - start)
 
     for match in _CLOCK_COLON.finditer(text):
         period, hour, minute, ampm = match.group(1), int(match.group(2)), int(match.group(3)), match.group(4)
@@ -86,7 +89,7 @@ def clock_claims(text: str) -> tuple[ClockClaim, ...]:
             hour, definite = _hour24(period, hour), True
         else:
             definite = hour >= 13 or hour == 0 or match.group(2).startswith("0")
-        taken.append(match.span())
+        take(*match.span())
         found.append(ClockClaim((hour % 24) * 60 + minute, definite, "", *match.span()))
     for match in _CLOCK_AMPM.finditer(text):
         if not free(*match.span()):
@@ -95,7 +98,7 @@ def clock_claims(text: str) -> tuple[ClockClaim, ...]:
         if hour > 12 or minute > 59:
             continue
         hour = (hour % 12) + (12 if match.group(3).lower() == "p" else 0)
-        taken.append(match.span())
+        take(*match.span())
         found.append(ClockClaim(hour * 60 + minute, True, "", *match.span()))
     for match in _CLOCK_DIAN.finditer(text):
         if not free(*match.span()):
@@ -106,7 +109,7 @@ def clock_claims(text: str) -> tuple[ClockClaim, ...]:
             continue
         definite = bool(period) or hour >= 13 or hour == 0
         hour = _hour24(period, hour) if period else hour
-        taken.append(match.span())
+        take(*match.span())
         found.append(ClockClaim((hour % 24) * 60 + minute, definite, "", *match.span()))
     found.sort(key=lambda c: c.start)
     return tuple(ClockClaim(c.minutes, c.definite, _role(text, c.start, c.end), c.start, c.end) for c in found)

@@ -15,7 +15,7 @@ from functools import lru_cache
 from .numerals import written_in_digits
 from .script import simplified
 
-_HM = re.compile(r"(\d+(?:\.\d+)?)\s*h(?:ours?|rs?)?\s*(\d+)\s*m(?:in(?:ute)?s?)?(?![a-z])", re.IGNORECASE)
+_HM = re.compile(r"(?<!\d)(\d+(?:\.\d+)?)\s*h(?:ours?|rs?)?\s*(\d+)\s*m(?:in(?:ute)?s?)?(?![a-z])", re.IGNORECASE)
 _LINE_EN = re.compile(r"\b(?:metro\s+|subway\s+)?line\s*(?:no\.?\s*)?(\d+)\b", re.IGNORECASE)
 _BUS_EN = re.compile(r"\bbus\s*(?:no\.?\s*|route\s*)?(\d+)\b", re.IGNORECASE)
 
