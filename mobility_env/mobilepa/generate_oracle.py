@@ -131,6 +131,16 @@ class OracleRun:
         """A state-changing call, recovering from planted obstacles until it succeeds."""
         return self._until_done(name, arguments)
 
+    def attempt(self, name: str, arguments: dict[str, Any]) -> Feedback:
+        """A call the plan expects may be refused for a reason the user decides on (a withdrawn permission): retried
+        through transient failures only, never recovered from (:meth:`act` would grant the permission); its last
+        feedback."""
+        for _ in range(MAX_ATTEMPTS):
+            feedback = self._call(name, arguments)
+            if feedback.error_type is not ErrorKind.TRANSIENT_FAILURE:
+                return feedback
+        raise GenerationError(f"{self.task.task_id}: {name} still fails after {MAX_ATTEMPTS} attempts")
+
     def read(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
         """A read call's payload (retried through planted faults and permissions like :meth:`act`)."""
         return self._until_done(name, arguments or {}).payload

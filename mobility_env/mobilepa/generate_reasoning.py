@@ -33,8 +33,7 @@ import random
 from typing import Any
 
 from ..trajectory import ErrorKind
-from .catalogue import Feedback
-from .generate_oracle import MAX_ATTEMPTS, PERMISSION, RUNTIME, STATE, Draft, GenerationError, OracleRun, fact
+from .generate_oracle import PERMISSION, RUNTIME, STATE, Draft, GenerationError, OracleRun, fact
 from .generate_phrases import quote, say, say_day, say_duration, shift_clock
 from .generate_tracking import HEADS_UP, OUTGOING, addressee, contact_of, free_lead
 from .generate_world import EVENT_TITLES, LOCATIONS, World
@@ -114,16 +113,6 @@ def meeting_chain(rng: random.Random, world: World) -> Draft:
                  reads=("list_events", "search_contacts"), obstacle_kinds=(RUNTIME, PERMISSION, STATE))
 
 
-def _attempt(run: OracleRun, name: str, arguments: dict[str, Any]) -> Feedback:
-    """One call the oracle expects to be refused: retried through transient failures only (never recovered from a
-    denied permission, which the user must decide on)."""
-    for _ in range(MAX_ATTEMPTS):
-        feedback = run._call(name, arguments)  # (the recording call, without OracleRun.act's permission grant)
-        if feedback.error_type is not ErrorKind.TRANSIENT_FAILURE:
-            return feedback
-    raise GenerationError(f"{run.task.task_id}: {name} still fails after {MAX_ATTEMPTS} attempts")
-
-
 def permission_refused(rng: random.Random, world: World) -> Draft:
     """Text or call a contact whose app lacks its permission; the user said to ask first, and declines."""
     lang = world.lang
@@ -155,7 +144,7 @@ def permission_refused(rng: random.Random, world: World) -> Draft:
 
     def plan(run: OracleRun) -> str:
         contact_id = contact_of(run, contact, key)
-        refused = _attempt(run, tool, {**arguments, "contact_id": contact_id})
+        refused = run.attempt(tool, {**arguments, "contact_id": contact_id})
         if refused.error_type is not ErrorKind.PERMISSION_DENIED:
             raise GenerationError(f"{run.task.task_id}: {tool} was not refused for its permission: "
                                   f"{refused.to_dict()}")
